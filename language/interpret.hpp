@@ -1,0 +1,51 @@
+// The reference interpreter: evaluates a Program on one input sequence.
+//
+// It is the oracle of every test, the label source of the trainer and the "direct rule" of the
+// benchmark, so it is exact (rational arithmetic) and fast (values are 24-byte PODs, the node
+// order is precomputed, buffers are reused between runs).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "language/program.hpp"
+
+namespace raspc {
+
+enum class Mode { Bidirectional, Causal };
+
+// Thrown where the program itself is undefined on an input (a mean over strings, a missing dict
+// key, ...). Its message names the position and points at the expression.
+class UndefinedOnInput : public UserError {
+ public:
+  UndefinedOnInput(const std::string& formatted, int position) : UserError(formatted), position(position) {}
+  int position;
+};
+
+// Parses an input as given on the command line: "hello" (or hello) is a sequence of one-character
+// string tokens; "[3,1,2,4]" is a sequence of ints. `origin` names the argument in errors
+// ("--input"). An empty sequence is a UserError.
+std::vector<Value> parse_input(const std::string& text, const std::string& origin = "--input");
+
+struct Trace {
+  std::vector<std::vector<Value>> sop;            // by NodeId; empty for selectors
+  std::vector<std::vector<uint8_t>> selector;     // by NodeId: n*n, [q*n + k]; empty for s-ops
+};
+
+class Interpreter {
+ public:
+  Interpreter(const Program& program, Mode mode);
+  // The program's output at every position. With `trace`, every node's value too.
+  std::vector<Value> run(const std::vector<Value>& input, Trace* trace = nullptr);
+  // The value of any node (an s-op) on the input, for the compiler's diagnostics.
+  const std::vector<Value>& last_value(NodeId id) const;
+
+ private:
+  const Program& program_;
+  Mode mode_;
+  std::vector<NodeId> needed_;                 // nodes the output depends on, in order
+  std::vector<std::vector<Value>> sop_;        // reused buffers
+  std::vector<std::vector<uint8_t>> selector_; // reused buffers
+};
+
+}  // namespace raspc

@@ -1,0 +1,98 @@
+// The Program: what evaluating a RASP source produces, and what the interpreter and the compiler
+// consume. A DAG of s-ops (sequence operations) and selectors; the compile-time part of the
+// language (def, lists, loops, dicts) has already been executed and left no trace but the nodes.
+//
+// Nodes are stored in creation order, so every node's inputs have smaller ids (a topological
+// order for free). Every node keeps the source span of the expression that made it; errors from
+// the interpreter and the compiler point there.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "language/value.hpp"
+#include "support/diagnostics.hpp"
+
+namespace raspc {
+
+using NodeId = int32_t;
+
+enum class NodeKind : uint8_t {
+  // s-ops
+  Tokens,         // the input sequence
+  Indices,        // 0, 1, 2, ... (BOS, when present in a model, is invisible here)
+  Constant,       // an atom broadcast to every position: `constant`
+  Elementwise,    // `op` applied position by position to `inputs` (all s-ops)
+  Aggregate,      // inputs = {selector, s-op}; `default_value` when nothing is selected
+  SelectorWidth,  // inputs = {selector}: how many keys each query selects
+  // selectors
+  Select,     // inputs = {keys, queries} (s-ops); query q selects key k iff keys[k] cmp queries[q]
+  SelectAnd,  // inputs = {a, b}
+  SelectOr,   // inputs = {a, b}
+  SelectNot,  // inputs = {a}
+};
+
+enum class Comparison : uint8_t { Eq, Ne, Lt, Gt, Le, Ge };
+
+// Elementwise operations. Operand order is the source order: for `a - b`, inputs = {a, b}.
+enum class ElementOp : uint8_t {
+  // unary (1 input)
+  Neg, Pos, Not, Round, Indicator,
+  // binary (2 inputs), Python semantics on atoms (bools count as 0/1 in arithmetic)
+  Add, Sub, Mul, Div, Mod, Pow, Eq, Lt, Gt, Le, Ge, And, Or,
+  // `x in [..]`, `x in "abc"` (1 input): true iff the value equals one of `table_keys`
+  InTable,
+  // `list[x]`, `dict[x]`, `"str"[x]` (1 input): the value of `table_values` whose
+  // `table_keys` entry equals x; no match is an error at the node's span
+  LookupTable,
+  // `a if c else b` (3 inputs: {a, c, b}, in source order)
+  IfElse,
+};
+
+enum class Encoding : uint8_t { Unspecified, Categorical, Numerical };
+
+struct Node {
+  NodeKind kind = NodeKind::Constant;
+  Span span;         // the expression that made this node
+  std::string name;  // the first name it was assigned to ("" if none); used in traces and labels
+  Encoding annotation = Encoding::Unspecified;  // set by categorical() / numerical()
+
+  std::vector<NodeId> inputs;
+
+  Value constant;                  // Constant
+  ElementOp op = ElementOp::Add;   // Elementwise
+  std::vector<Value> table_keys;   // Elementwise InTable / LookupTable
+  std::vector<Value> table_values; // Elementwise LookupTable
+  Comparison comparison = Comparison::Eq;  // Select
+  Value default_value;             // Aggregate (0 unless given)
+
+  bool is_selector() const {
+    return kind == NodeKind::Select || kind == NodeKind::SelectAnd || kind == NodeKind::SelectOr ||
+           kind == NodeKind::SelectNot;
+  }
+};
+
+struct Program {
+  std::vector<Node> nodes;   // topologically ordered: inputs[i] < own id
+  NodeId output = -1;        // the last expression statement, or the one chosen by --output
+  // Every top-level name bound to an s-op or selector, in the order first assigned (for --trace,
+  // --output NAME and residual labels). Names from the standard library are not listed.
+  std::vector<std::pair<std::string, NodeId>> named;
+
+  const Node& node(NodeId id) const { return nodes.at(size_t(id)); }
+  NodeId find(const std::string& name) const;  // -1 if absent
+  // A display name: the node's name, or a kind-based one like "aggregate#12".
+  std::string label(NodeId id) const;
+};
+
+// The semantics of one elementwise operation on atoms; shared by the evaluator (constant
+// folding), the interpreter and the compiler (lookup tables over value sets). Errors (adding a
+// string to a number, a missing key, division by zero) are UserErrors at `node.span`.
+Value apply_elementwise(const Node& node, const Value* inputs);
+
+// Whether keys[k] `cmp` queries[q] holds: the select predicate on atoms.
+bool compare_select(Comparison cmp, const Value& key, const Value& query, const Span& where);
+
+}  // namespace raspc

@@ -1,0 +1,19 @@
+// The raspc subcommands, one file each. Each adds itself to the app; its callback throws a
+// UserError for anything the user got wrong, which main() prints before exiting 1.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace raspc {
+
+void add_eval_command(CLI::App& app);      // raspc/eval_command.cpp
+void add_compile_command(CLI::App& app);   // raspc/compile_command.cpp
+void add_run_command(CLI::App& app);       // raspc/run_command.cpp
+void add_generate_command(CLI::App& app);  // raspc/generate_command.cpp
+void add_inspect_command(CLI::App& app);   // raspc/inspect_command.cpp
+void add_demo_command(CLI::App& app);      // raspc/demo_command.cpp
+void add_train_command(CLI::App& app);     // raspc/train_command.cpp
+void add_compare_command(CLI::App& app);   // raspc/compare_command.cpp
+void add_bench_command(CLI::App& app);     // raspc/bench_command.cpp
+
+}  // namespace raspc

@@ -1,0 +1,37 @@
+// raspc: compile RASP programs into GPT-2 weights, run them, train them, and measure them.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "raspc/commands.hpp"
+#include "support/diagnostics.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "raspc: compiles RASP programs into the weights of a real GPT-2, runs them on CPU and CUDA,\n"
+      "trains GPT-2s of the same shape on the same tasks, and measures what the network costs."};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Print the help of every subcommand");
+  raspc::add_eval_command(app);
+  raspc::add_compile_command(app);
+  raspc::add_run_command(app);
+  raspc::add_generate_command(app);
+  raspc::add_inspect_command(app);
+  raspc::add_demo_command(app);
+  raspc::add_train_command(app);
+  raspc::add_compare_command(app);
+  raspc::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const raspc::UserError& e) {
+    std::cout.flush();
+    std::cerr << e.what();
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory (try a smaller --max-len, vocabulary or batch)\n";
+    return 1;
+  }
+  return 0;
+}

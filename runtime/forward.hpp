@@ -1,0 +1,62 @@
+// Running a model: the one interface over the CPU and CUDA backends, and the one dispatch point
+// that chooses between them. No CUDA types here, so all of raspc builds without CUDA.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/model.hpp"
+
+namespace raspc {
+
+enum class Device { Cpu, Cuda };
+Device parse_device(const std::string& name);  // "cpu" | "cuda"; anything else is a UserError
+
+struct ForwardOptions {
+  bool capture_residual = false;   // the residual stream after every sub-layer
+  bool capture_attention = false;  // every head's attention pattern
+};
+
+// Results for a batch of B sequences padded to T = the longest length. Padded positions are
+// masked out of attention and their outputs are zero.
+struct ForwardResult {
+  int batch = 0, time = 0, vocab = 0, n_embd = 0, n_layer = 0, n_head = 0;
+  std::vector<int> lengths;      // (B)
+  std::vector<float> logits;     // (B,T,V)
+  // (B, 2L+1, T, C): index 0 the embeddings, 2l+1 after layer l's attention, 2l+2 after its MLP
+  // (the stream before ln_f). Empty unless capture_residual.
+  std::vector<float> residual;
+  std::vector<float> attention;  // (B,L,H,T,T) [query][key]; empty unless capture_attention
+
+  const float* logits_at(int b, int t) const { return logits.data() + (size_t(b) * time + t) * vocab; }
+  const float* residual_at(int b, int stage, int t) const {
+    return residual.data() + ((size_t(b) * (2 * n_layer + 1) + stage) * time + t) * n_embd;
+  }
+};
+
+// Incremental decoding with a KV cache: feed one token at a time, get the logits for that
+// position. Allocates at construction only.
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  virtual void reset() = 0;
+  // Appends one token; returns the logits (V) at its position, valid until the next call.
+  // More than n_positions tokens is a UserError.
+  virtual const float* step(int token) = 0;
+  virtual int position() const = 0;  // tokens fed so far
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual ForwardResult forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options = {}) = 0;
+  virtual std::unique_ptr<Decoder> decoder() = 0;
+  virtual std::string name() const = 0;
+};
+
+// The dispatch point. The model must outlive the backend. Device::Cuda in a build without CUDA,
+// or on a machine without a GPU, is a UserError saying which.
+std::unique_ptr<Backend> make_backend(const Model& model, Device device = Device::Cpu);
+
+}  // namespace raspc

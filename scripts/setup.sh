@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what raspc needs from Debian's packages (when missing) and builds it in ./build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packages=(build-essential cmake libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev python3 python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"

@@ -1,0 +1,59 @@
+// Errors a user can cause, and how they are shown.
+//
+// Every user error (bad program, bad input, bad file) reaches main() as a UserError whose message
+// is already formatted: `file:line:col: error: one sentence`, then the source line and a caret.
+// main() prints it and exits 1. Internal invariant violations are not UserErrors.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace raspc {
+
+class UserError : public std::runtime_error {
+ public:
+  explicit UserError(const std::string& formatted) : std::runtime_error(formatted) {}
+};
+
+// A text a user gave us: a .rasp file, a command-line argument (named like "--input"), the JSON
+// header of a model file. Owns its text so spans stay valid as long as the SourceFile lives.
+struct SourceFile {
+  std::string name;
+  std::string text;
+};
+
+// A byte range [begin, end) in one SourceFile. Default-constructed spans point nowhere
+// (file == nullptr) and format without a location line.
+struct Span {
+  std::shared_ptr<const SourceFile> file;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+
+  bool valid() const { return file != nullptr; }
+  Span to(const Span& other) const;  // from this span's begin to other's end (same file)
+};
+
+struct LineColumn {
+  uint32_t line = 1;    // 1-based
+  uint32_t column = 1;  // 1-based, counted in bytes
+};
+LineColumn line_column(const SourceFile& file, uint32_t offset);
+
+// "file:line:col: error: message\n<source line>\n<spaces>^~~~\n" (the caret underlines the span
+// on its first line). Without a valid span: "error: message\n".
+std::string format_error(const Span& span, std::string_view message);
+
+// Throws a UserError formatted by format_error.
+[[noreturn]] void fail_at(const Span& span, std::string_view message);
+
+// For errors about a whole file (missing, unreadable, truncated): "file: error: message\n".
+[[noreturn]] void fail_file(std::string_view file_name, std::string_view message);
+
+// Reads a whole file; a missing or unreadable file is a UserError naming it.
+std::shared_ptr<const SourceFile> read_source_file(const std::string& path);
+
+}  // namespace raspc
