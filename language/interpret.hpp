@@ -22,11 +22,6 @@ class UndefinedOnInput : public UserError {
   int position;
 };
 
-// Parses an input as given on the command line: "hello" (or hello) is a sequence of one-character
-// string tokens; "[3,1,2,4]" is a sequence of ints. `origin` names the argument in errors
-// ("--input"). An empty sequence is a UserError.
-std::vector<Value> parse_input(const std::string& text, const std::string& origin = "--input");
-
 struct Trace {
   std::vector<std::vector<Value>> sop;            // by NodeId; empty for selectors
   std::vector<std::vector<uint8_t>> selector;     // by NodeId: n*n, [q*n + k]; empty for s-ops

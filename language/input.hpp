@@ -1,0 +1,21 @@
+// Input sequences and vocabularies as a user writes them on the command line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "language/value.hpp"
+
+namespace raspc {
+
+// "hello" (or hello) is a sequence of one-character string tokens; "[3,1,2,4]" is a sequence of
+// ints. `origin` names the argument in errors ("--input"), which point at the offending
+// character with a caret. With `vocabulary`, a token outside it is a UserError. An empty sequence,
+// or a list mixing ints and strings, is a UserError.
+std::vector<Value> parse_input(const std::string& text, const std::string& origin = "--input",
+                               const std::vector<Value>* vocabulary = nullptr);
+
+// "ehlo", "a b c" or "[1,2,3]": the distinct symbols, in the order written.
+std::vector<Value> parse_vocabulary(const std::string& text, const std::string& origin = "--vocab");
+
+}  // namespace raspc
