@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Installs what raspc needs (when missing), builds it, and runs the main demo: the (aab)* story,
+# a hand-set transformer beside the one raspc compiles from a four-line RASP program.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+./build/raspc demo aab

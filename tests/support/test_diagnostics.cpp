@@ -1,0 +1,55 @@
+#include <catch2/catch.hpp>
+
+#include "support/diagnostics.hpp"
+
+using namespace raspc;
+
+static std::shared_ptr<const SourceFile> file_of(std::string name, std::string text) {
+  auto f = std::make_shared<SourceFile>();
+  f->name = std::move(name);
+  f->text = std::move(text);
+  return f;
+}
+
+TEST_CASE("format_error names file, line and column and underlines the span") {
+  auto f = file_of("prog.rasp", "x = 1;\ny = select(tokens, tokens, +);\n");
+  Span s{f, 30, 31};  // the '+'
+  CHECK(format_error(s, "select needs a comparison such as == or <") ==
+        "prog.rasp:2:24: error: select needs a comparison such as == or <\n"
+        "  y = select(tokens, tokens, +);\n"
+        "                         ^\n");
+  Span wide{f, 11, 17};  // "select"
+  CHECK(format_error(wide, "m") ==
+        "prog.rasp:2:5: error: m\n"
+        "  y = select(tokens, tokens, +);\n"
+        "      ^~~~~~\n");
+}
+
+TEST_CASE("format_error at the start of a line and at the end of the text") {
+  auto f = file_of("p", "a\nb");
+  CHECK(format_error(Span{f, 2, 3}, "m") == "p:2:1: error: m\n  b\n  ^\n");
+  CHECK(format_error(Span{f, 3, 3}, "m") == "p:2:2: error: m\n  b\n   ^\n");
+  CHECK(format_error(Span{f, 0, 1}, "m") == "p:1:1: error: m\n  a\n  ^\n");
+}
+
+TEST_CASE("a span running past its line is underlined to the end of the line only") {
+  auto f = file_of("p", "abc\ndef\n");
+  CHECK(format_error(Span{f, 1, 6}, "m") == "p:1:2: error: m\n  abc\n   ^~\n");
+}
+
+TEST_CASE("format_error keeps tabs so the caret lines up") {
+  auto f = file_of("p", "\tx = y;");
+  CHECK(format_error(Span{f, 5, 6}, "m") == "p:1:6: error: m\n  \tx = y;\n  \t    ^\n");
+}
+
+TEST_CASE("errors without a location, and errors about a whole file") {
+  CHECK(format_error(Span{}, "no program given") == "error: no program given\n");
+  try {
+    fail_file("model.safetensors", "the file is truncated");
+    FAIL("fail_file returned");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()) == "model.safetensors: error: the file is truncated\n");
+  }
+  CHECK_THROWS_WITH(read_source_file("/nonexistent/x.rasp"),
+                    "/nonexistent/x.rasp: error: cannot open the file (does it exist, and is it readable?)\n");
+}
