@@ -1,0 +1,26 @@
+// Line plots as standalone SVG text, for the benchmark and comparison reports (no plotting
+// library: the figures must regenerate from one command on a bare machine).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace raspc {
+
+struct PlotSeries {
+  std::string name;
+  std::vector<double> x, y;  // same length; points with non-finite or (on log axes) non-positive
+                             // coordinates are skipped
+};
+
+struct PlotSpec {
+  std::string title, x_label, y_label;
+  bool log_x = false, log_y = false;
+  std::vector<PlotSeries> series;
+};
+
+// A 640x400 SVG: axes with ticks (decades on log axes), one coloured polyline with point markers
+// per series, and a legend.
+std::string render_svg_plot(const PlotSpec& spec);
+
+}  // namespace raspc

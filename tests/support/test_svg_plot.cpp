@@ -1,0 +1,32 @@
+#include <catch2/catch.hpp>
+
+#include "support/svg_plot.hpp"
+
+using namespace raspc;
+
+static int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("an SVG plot has one polyline and one marker per point for each series") {
+  PlotSpec spec{"FLOPs per token", "max length", "FLOPs", true, true,
+                {{"compiled", {5, 8, 16}, {1e3, 4e3, 2e4}}, {"native <x>", {5, 8, 16}, {3, 3, 3}}}};
+  std::string svg = render_svg_plot(spec);
+  CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  CHECK(count_of(svg, "<polyline") == 2);
+  CHECK(count_of(svg, "<circle") == 6);
+  CHECK(svg.find("native &lt;x&gt;") != std::string::npos);  // names are escaped
+  CHECK(svg.find(">10000<") != std::string::npos);  // decade ticks on the log axis
+  CHECK(svg.find(">1e+05<") != std::string::npos);  // large ticks in exponent form
+  CHECK(svg.find("max length (log)") != std::string::npos);
+}
+
+TEST_CASE("points a log axis cannot show are skipped, not drawn at infinity") {
+  PlotSpec spec{"t", "x", "y", false, true, {{"s", {1, 2, 3}, {0, 10, 100}}}};
+  std::string svg = render_svg_plot(spec);
+  CHECK(count_of(svg, "<circle") == 2);
+  CHECK(svg.find("inf") == std::string::npos);
+  CHECK(svg.find("nan") == std::string::npos);
+}

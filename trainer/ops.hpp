@@ -1,0 +1,311 @@
+// The GPT-2 forward operations the trainer runs, each followed by its hand-written backward twin
+// (llm.c style). Every op is templated on the scalar type so the gradient check can run the very
+// same code in double precision.
+//
+// Layout: B sequences padded to T positions, row-major; N = B*T rows where a shape says (N,...).
+// Padded positions (t >= lengths[b]) are masked out of attention as keys, and produce zeros as
+// queries; the loss masks them, so their gradients are exactly zero.
+// Backward functions accumulate (+=) into gradients, as llm.c: the caller zeroes them once a step.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include <Eigen/Core>
+
+namespace raspc::ops {
+
+template <class T>
+using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using MatrixView = Eigen::Map<RowMajor<T>>;
+template <class T>
+using ConstMatrixView = Eigen::Map<const RowMajor<T>>;
+template <class T>
+using VectorView = Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>;
+template <class T>
+using ConstVectorView = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
+
+// --- embeddings ----------------------------------------------------------------------------------
+
+// out (B,T,C) = wte[tokens] (V,C) + wpe[t] (P,C); tokens (B,T)
+template <class T>
+void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int B, int Tn, int C) {
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t) {
+      T* o = out + (size_t(b) * Tn + t) * C;
+      const T* e = wte + size_t(tokens[b * Tn + t]) * C;
+      const T* p = wpe + size_t(t) * C;
+      for (int c = 0; c < C; ++c) o[c] = e[c] + p[c];
+    }
+}
+template <class T>
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int B, int Tn, int C) {
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t) {
+      const T* d = dout + (size_t(b) * Tn + t) * C;
+      T* de = dwte + size_t(tokens[b * Tn + t]) * C;
+      T* dp = dwpe + size_t(t) * C;
+      for (int c = 0; c < C; ++c) {
+        de[c] += d[c];
+        dp[c] += d[c];
+      }
+    }
+}
+
+// --- LayerNorm (epsilon 1e-5, as GPT-2) ------------------------------------------------------------
+
+// out (N,C) = (inp - mean) * rstd * w + b; mean, rstd (N) are kept for the backward.
+template <class T>
+void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const T* b, int N, int C) {
+  const T eps = T(1e-5);
+  for (int i = 0; i < N; ++i) {
+    const T* x = inp + size_t(i) * C;
+    T m = 0;
+    for (int c = 0; c < C; ++c) m += x[c];
+    m /= C;
+    T v = 0;
+    for (int c = 0; c < C; ++c) v += (x[c] - m) * (x[c] - m);
+    v /= C;
+    T s = T(1) / std::sqrt(v + eps);
+    T* o = out + size_t(i) * C;
+    for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * w[c] + b[c];
+    mean[i] = m;
+    rstd[i] = s;
+  }
+}
+template <class T>
+void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, const T* w, const T* mean,
+                        const T* rstd, int N, int C) {
+  for (int i = 0; i < N; ++i) {
+    const T* d = dout + size_t(i) * C;
+    const T* x = inp + size_t(i) * C;
+    T* dx = dinp + size_t(i) * C;
+    const T m = mean[i], s = rstd[i];
+    // dx = s * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)), with dnorm = w * dout
+    T dnorm_mean = 0, dnorm_norm_mean = 0;
+    for (int c = 0; c < C; ++c) {
+      T norm = (x[c] - m) * s;
+      T dnorm = w[c] * d[c];
+      dnorm_mean += dnorm;
+      dnorm_norm_mean += dnorm * norm;
+    }
+    dnorm_mean /= C;
+    dnorm_norm_mean /= C;
+    for (int c = 0; c < C; ++c) {
+      T norm = (x[c] - m) * s;
+      T dnorm = w[c] * d[c];
+      db[c] += d[c];
+      dw[c] += norm * d[c];
+      dx[c] += s * (dnorm - dnorm_mean - norm * dnorm_norm_mean);
+    }
+  }
+}
+
+// --- affine maps (Hugging Face Conv1D: weight (IN,OUT)) -------------------------------------------
+
+// out (N,OUT) = inp (N,IN) . w (IN,OUT) + bias (OUT)
+template <class T>
+void matmul_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IN, int OUT) {
+  MatrixView<T> o(out, N, OUT);
+  o.noalias() = ConstMatrixView<T>(inp, N, IN) * ConstMatrixView<T>(w, IN, OUT);
+  if (bias) o.rowwise() += ConstVectorView<T>(bias, OUT);
+}
+template <class T>
+void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IN,
+                     int OUT) {
+  ConstMatrixView<T> d(dout, N, OUT);
+  MatrixView<T>(dinp, N, IN).noalias() += d * ConstMatrixView<T>(w, IN, OUT).transpose();
+  MatrixView<T>(dw, IN, OUT).noalias() += ConstMatrixView<T>(inp, N, IN).transpose() * d;
+  if (dbias) VectorView<T>(dbias, OUT) += d.colwise().sum();
+}
+
+// --- attention ---------------------------------------------------------------------------------------
+
+// qkv (B,T,3C): query | key | value, heads of d = C/H contiguous within each. att (B,H,T,T) holds
+// the softmax weights [query][key]; out (B,T,C). Query t sees key k when k < lengths[b] and, with
+// `causal`, k <= t. Scores are divided by sqrt(d).
+template <class T>
+void attention_forward(T* out, T* att, const T* qkv, const int* lengths, bool causal, int B, int Tn, int C,
+                       int H) {
+  const int d = C / H;
+  const T scale = T(1) / std::sqrt(T(d));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < Tn; ++t) {
+        T* a = att + ((size_t(b) * H + h) * Tn + t) * Tn;
+        T* o = out + (size_t(b) * Tn + t) * C + h * d;
+        for (int k = 0; k < Tn; ++k) a[k] = 0;
+        for (int i = 0; i < d; ++i) o[i] = 0;
+        if (t >= lengths[b]) continue;
+        const int keys = causal ? t + 1 : lengths[b];
+        const T* q = qkv + (size_t(b) * Tn + t) * 3 * C + h * d;
+        T best = -std::numeric_limits<T>::infinity();
+        for (int k = 0; k < keys; ++k) {
+          const T* key = qkv + (size_t(b) * Tn + k) * 3 * C + C + h * d;
+          T s = 0;
+          for (int i = 0; i < d; ++i) s += q[i] * key[i];
+          a[k] = s * scale;
+          if (a[k] > best) best = a[k];
+        }
+        T sum = 0;
+        for (int k = 0; k < keys; ++k) {
+          a[k] = std::exp(a[k] - best);
+          sum += a[k];
+        }
+        for (int k = 0; k < keys; ++k) {
+          a[k] /= sum;
+          const T* v = qkv + (size_t(b) * Tn + k) * 3 * C + 2 * C + h * d;
+          for (int i = 0; i < d; ++i) o[i] += a[k] * v[i];
+        }
+      }
+}
+// datt_row (T) is scratch for one row of dL/d(att).
+template <class T>
+void attention_backward(T* dqkv, T* datt_row, const T* dout, const T* qkv, const T* att, const int* lengths,
+                        bool causal, int B, int Tn, int C, int H) {
+  const int d = C / H;
+  const T scale = T(1) / std::sqrt(T(d));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < lengths[b]; ++t) {
+        const T* a = att + ((size_t(b) * H + h) * Tn + t) * Tn;
+        const T* dout_t = dout + (size_t(b) * Tn + t) * C + h * d;
+        const int keys = causal ? t + 1 : lengths[b];
+        // out = sum_k a[k] v[k]: datt[k] = dout . v[k], dv[k] += a[k] dout
+        T datt_dot_att = 0;
+        for (int k = 0; k < keys; ++k) {
+          const T* v = qkv + (size_t(b) * Tn + k) * 3 * C + 2 * C + h * d;
+          T* dv = dqkv + (size_t(b) * Tn + k) * 3 * C + 2 * C + h * d;
+          T s = 0;
+          for (int i = 0; i < d; ++i) {
+            s += dout_t[i] * v[i];
+            dv[i] += a[k] * dout_t[i];
+          }
+          datt_row[k] = s;
+          datt_dot_att += s * a[k];
+        }
+        // softmax: dscore[k] = a[k] (datt[k] - sum_j a[j] datt[j]); score = scale q.key
+        const T* q = qkv + (size_t(b) * Tn + t) * 3 * C + h * d;
+        T* dq = dqkv + (size_t(b) * Tn + t) * 3 * C + h * d;
+        for (int k = 0; k < keys; ++k) {
+          T dscore = a[k] * (datt_row[k] - datt_dot_att) * scale;
+          const T* key = qkv + (size_t(b) * Tn + k) * 3 * C + C + h * d;
+          T* dkey = dqkv + (size_t(b) * Tn + k) * 3 * C + C + h * d;
+          for (int i = 0; i < d; ++i) {
+            dq[i] += dscore * key[i];
+            dkey[i] += dscore * q[i];
+          }
+        }
+      }
+}
+
+// --- activations ---------------------------------------------------------------------------------------
+
+// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+template <class T>
+void gelu_forward(T* out, const T* inp, size_t n) {
+  const T k = std::sqrt(T(2) / T(M_PI));
+  for (size_t i = 0; i < n; ++i) {
+    T x = inp[i];
+    out[i] = T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+  }
+}
+template <class T>
+void gelu_backward(T* dinp, const T* inp, const T* dout, size_t n) {
+  const T k = std::sqrt(T(2) / T(M_PI));
+  for (size_t i = 0; i < n; ++i) {
+    T x = inp[i];
+    T u = k * (x + T(0.044715) * x * x * x);
+    T th = std::tanh(u);
+    T sech2 = T(1) - th * th;
+    T local = T(0.5) * (T(1) + th) + T(0.5) * x * sech2 * k * (T(1) + T(3 * 0.044715) * x * x);
+    dinp[i] += local * dout[i];
+  }
+}
+template <class T>
+void relu_forward(T* out, const T* inp, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = inp[i] > 0 ? inp[i] : T(0);
+}
+template <class T>
+void relu_backward(T* dinp, const T* inp, const T* dout, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (inp[i] > 0) dinp[i] += dout[i];
+}
+
+// --- residual ------------------------------------------------------------------------------------------
+
+// out = a + b (n)
+template <class T>
+void residual_forward(T* out, const T* a, const T* b, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+template <class T>
+void residual_backward(T* da, T* db, const T* dout, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    da[i] += dout[i];
+    db[i] += dout[i];
+  }
+}
+
+// --- tied unembedding --------------------------------------------------------------------------------
+
+// logits (N,V) = x (N,C) . wte^T (C,V)
+template <class T>
+void unembed_forward(T* logits, const T* x, const T* wte, int N, int C, int V) {
+  MatrixView<T>(logits, N, V).noalias() = ConstMatrixView<T>(x, N, C) * ConstMatrixView<T>(wte, V, C).transpose();
+}
+template <class T>
+void unembed_backward(T* dx, T* dwte, const T* dlogits, const T* x, const T* wte, int N, int C, int V) {
+  ConstMatrixView<T> d(dlogits, N, V);
+  MatrixView<T>(dx, N, C).noalias() += d * ConstMatrixView<T>(wte, V, C);
+  MatrixView<T>(dwte, V, C).noalias() += d.transpose() * ConstMatrixView<T>(x, N, C);
+}
+
+// --- cross-entropy with per-position masks --------------------------------------------------------------
+
+// probs (N,V) = softmax(logits); the loss is the mean of -log probs[target] over the positions whose
+// target is >= 0 (a negative target masks the position out). Returns that mean (0 when none count).
+template <class T>
+T crossentropy_forward(T* probs, const T* logits, const int* targets, int N, int V) {
+  T total = 0;
+  int counted = 0;
+  for (int i = 0; i < N; ++i) {
+    const T* l = logits + size_t(i) * V;
+    T* p = probs + size_t(i) * V;
+    T best = l[0];
+    for (int v = 1; v < V; ++v) best = l[v] > best ? l[v] : best;
+    T sum = 0;
+    for (int v = 0; v < V; ++v) {
+      p[v] = std::exp(l[v] - best);
+      sum += p[v];
+    }
+    for (int v = 0; v < V; ++v) p[v] /= sum;
+    if (targets[i] >= 0) {
+      // log-sum-exp form: no log(0) when a probability underflows
+      total += std::log(sum) - (l[targets[i]] - best);
+      ++counted;
+    }
+  }
+  return counted ? total / counted : T(0);
+}
+// dlogits (N,V) = (probs - onehot(target)) / counted, zero at masked positions.
+template <class T>
+void crossentropy_backward(T* dlogits, const T* probs, const int* targets, int N, int V) {
+  int counted = 0;
+  for (int i = 0; i < N; ++i) counted += targets[i] >= 0;
+  const T inv = counted ? T(1) / counted : T(0);
+  for (int i = 0; i < N; ++i) {
+    T* d = dlogits + size_t(i) * V;
+    const T* p = probs + size_t(i) * V;
+    if (targets[i] < 0) {
+      for (int v = 0; v < V; ++v) d[v] = 0;
+      continue;
+    }
+    for (int v = 0; v < V; ++v) d[v] = p[v] * inv;
+    d[targets[i]] -= inv;
+  }
+}
+
+}  // namespace raspc::ops
