@@ -1,6 +1,8 @@
 // Runs one native rule CALLS times on random inputs of length N, for instruction counting:
 //   valgrind --tool=callgrind --toggle-collect=raspc_native_hist native_rule_count hist 16 1000
 // counts exactly the instructions inside the rule (raspc bench does this and divides by CALLS).
+// RULE "none" makes the same random inputs and runs no rule: with perf's whole-process counts,
+// the difference between a rule's run and this one is the rule's own instructions.
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -18,7 +20,8 @@ int main(int argc, char** argv) {
   size_t length = std::strtoul(argv[2], nullptr, 10);
   long calls = std::strtol(argv[3], nullptr, 10);
   unsigned vocab = unsigned(std::strtoul(argv[4], nullptr, 10));
-  if (!raspc::native::has_rule(rule) || length == 0 || length > 256 || calls <= 0 || vocab == 0 || vocab > 256) {
+  bool baseline = rule == "none";
+  if ((!baseline && !raspc::native::has_rule(rule)) || length == 0 || length > 256 || calls <= 0 || vocab == 0 || vocab > 256) {
     std::fprintf(stderr, "native_rule_count: bad arguments\n");
     return 2;
   }
@@ -28,7 +31,7 @@ int main(int argc, char** argv) {
   uint64_t checksum = 0;
   for (long c = 0; c < calls; ++c) {
     for (auto& t : tokens) t = uint8_t(token(rng));
-    checksum += raspc::native::run_rule(rule, tokens.data(), tokens.size());
+    checksum += baseline ? tokens[0] : raspc::native::run_rule(rule, tokens.data(), tokens.size());
   }
   std::printf("%llu\n", (unsigned long long)checksum);
   return 0;

@@ -2,11 +2,13 @@
 // infer -> simplify -> schedule -> allocate -> lower -> assemble -> verify.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "language/interpret.hpp"
 #include "language/program.hpp"
+#include "runtime/forward.hpp"
 #include "runtime/model.hpp"
 
 namespace raspc {
@@ -18,6 +20,14 @@ struct CompileOptions {
   bool layer_norm = true;
   Activation activation = Activation::Gelu;
   bool verify = true;
+  int verify_len = 0;        // longest input verified; 0: max_len
+  long samples = 10000;      // random inputs checked beyond the exhaustive lengths
+  long exhaustive_limit = 100000;  // lengths are checked exhaustively while the total stays within
+  uint64_t seed = 1;
+  Device device = Device::Cpu;
+  std::string source_text;   // stored in the model's metadata
+  std::string dump_after;    // a pass name: its result goes to CompileResult::dump
+  bool explain = false;      // fill CompileResult::explanation
 };
 
 struct CompileReport {
@@ -28,12 +38,25 @@ struct CompileReport {
   long inputs_checked = 0, mismatches = 0;
   double min_logit_margin = 0, worst_numerical_error = 0;
   std::string first_mismatch;
+  // Inputs on which the program itself is undefined (the interpreter raises): not counted as
+  // checked; the first one is named.
+  long undefined_inputs = 0;
+  std::string first_undefined;
+  bool exhaustive = true;  // every input up to verified_len was checked
+  int verified_len = 0;
+  bool numerical_output = false;
+  double compile_ms = 0, verify_ms = 0;
 };
 
 struct CompileResult {
   Model model;
   CompileReport report;
+  std::string dump;         // options.dump_after's result
+  std::string explanation;  // with options.explain
 };
+
+// The pass names --dump-after accepts, in pipeline order.
+const std::vector<std::string>& compiler_pass_names();
 
 CompileResult compile_program(const Program& program, const CompileOptions& options);
 

@@ -41,6 +41,17 @@ class Interpreter {
   std::vector<NodeId> needed_;                 // nodes the output depends on, in order
   std::vector<std::vector<Value>> sop_;        // reused buffers
   std::vector<std::vector<uint8_t>> selector_; // reused buffers
+  std::vector<NodeId> unneeded_;               // the other nodes, evaluated only for a Trace
+  std::vector<uint8_t> evaluated_;             // by NodeId: holds a value from the last run
+
+  void evaluate(NodeId id, const std::vector<Value>& input, int n);
+  void evaluate_elementwise(const Node& node, std::vector<Value>& out, int n);
+  void evaluate_aggregate(const Node& node, std::vector<Value>& out, int n);
+  Value mean_of_selected(const Node& node, const uint8_t* row, const std::vector<Value>& values, int n,
+                         int selected, int q) const;
+  [[noreturn]] void fail_mean_overflow(const Node& node, int q) const;
+  [[noreturn]] void fail_mean_of_strings(const Node& node, const uint8_t* row, const std::vector<Value>& values,
+                                         int n, int selected, int q) const;
 };
 
 }  // namespace raspc

@@ -1,10 +1,29 @@
-// PLACEHOLDER: replaced by the owner of the inspect command.
+// raspc inspect MODEL [--tensor NAME]: the config and every matrix, rows and columns labelled.
+#include <iostream>
+
 #include "raspc/commands.hpp"
-#include "support/diagnostics.hpp"
+#include "runtime/inspect.hpp"
+#include "runtime/safetensors.hpp"
 
 namespace raspc {
+
 void add_inspect_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("inspect", "(not built yet)");
-  cmd->callback([] { fail_file("raspc inspect", "this command is not built yet"); });
+  auto* cmd = app.add_subcommand("inspect", "Print a model file: its config, size, FLOPs and every labelled matrix");
+  struct Options {
+    std::string model_path, tensor;
+  };
+  auto options = std::make_shared<Options>();
+  cmd->add_option("model", options->model_path, "The model file (.safetensors)")->required();
+  cmd->add_option("--tensor", options->tensor,
+                  "Print only this tensor, by its Hugging Face name (e.g. transformer.h.0.attn.c_attn.weight)");
+  cmd->callback([options] {
+    Model model = load_model(options->model_path);
+    if (!options->tensor.empty()) {
+      std::cout << format_tensor(model, options->tensor);
+      return;
+    }
+    std::cout << "model: " << options->model_path << "\n" << describe_model(model) << format_all_tensors(model);
+  });
 }
+
 }  // namespace raspc

@@ -16,6 +16,9 @@ Device parse_device(const std::string& name);  // "cpu" | "cuda"; anything else 
 struct ForwardOptions {
   bool capture_residual = false;   // the residual stream after every sub-layer
   bool capture_attention = false;  // every head's attention pattern
+  // CPU only: count the floating-point operations the forward performs (ForwardResult::flops),
+  // to check the analytic count of runtime/flops.hpp. Padded positions cost as much as real ones.
+  bool count_flops = false;
 };
 
 // Results for a batch of B sequences padded to T = the longest length. Padded positions are
@@ -28,6 +31,7 @@ struct ForwardResult {
   // (the stream before ln_f). Empty unless capture_residual.
   std::vector<float> residual;
   std::vector<float> attention;  // (B,L,H,T,T) [query][key]; empty unless capture_attention
+  double flops = 0;              // with ForwardOptions::count_flops (CPU), else 0
 
   const float* logits_at(int b, int t) const { return logits.data() + (size_t(b) * time + t) * vocab; }
   const float* residual_at(int b, int stage, int t) const {
@@ -36,7 +40,9 @@ struct ForwardResult {
 };
 
 // Incremental decoding with a KV cache: feed one token at a time, get the logits for that
-// position. Allocates at construction only.
+// position. Allocates at construction only. Only causal models have one (a bidirectional model's
+// earlier positions change when a token is appended): Backend::decoder() on a bidirectional
+// model is a UserError.
 class Decoder {
  public:
   virtual ~Decoder() = default;
@@ -58,5 +64,12 @@ class Backend {
 // The dispatch point. The model must outlive the backend. Device::Cuda in a build without CUDA,
 // or on a machine without a GPU, is a UserError saying which.
 std::unique_ptr<Backend> make_backend(const Model& model, Device device = Device::Cpu);
+
+// Greedy generation: appends `count` tokens to `prompt` (token ids, without BOS), each the argmax
+// of the logits over the non-BOS tokens, and returns the appended ones. The context is BOS (when
+// the model has one) plus the tokens so far; once it would exceed n_positions it keeps the last
+// tokens that fit, and the window is recomputed from scratch each step (as the (aab)* post does
+// with its 5 positions). Uses the backend's Decoder (KV cache) while the context grows.
+std::vector<int> generate_greedy(Backend& backend, const Model& model, const std::vector<int>& prompt, int count);
 
 }  // namespace raspc

@@ -23,6 +23,11 @@
 
 namespace raspc {
 
+// A safetensors file from its header and data: the header is written one entry a line
+// (__metadata__ first) so an error about a tensor shows just that tensor's line, and padded with
+// spaces to a multiple of 8 bytes.
+std::string safetensors_bytes(const nlohmann::json& header, std::string_view data);
+
 // The file's bytes for a model.
 std::string serialize_model(const Model& model);
 // Writes serialize_model(model) to path atomically.

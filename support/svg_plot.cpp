@@ -115,18 +115,19 @@ std::string render_svg_plot(const PlotSpec& spec) {
       << escape(spec.y_label) << (spec.log_y ? " (log)" : "") << "</text>\n";
   for (size_t k = 0; k < spec.series.size(); ++k) {
     const PlotSeries& s = spec.series[k];
-    const char* colour = kColours[k % (sizeof kColours / sizeof *kColours)];
+    const char* colour = kColours[size_t(s.colour >= 0 ? s.colour : int(k)) % (sizeof kColours / sizeof *kColours)];
     std::ostringstream points, markers;
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       if (!ax.usable(s.x[i]) || !ay.usable(s.y[i])) continue;
       points << px(s.x[i]) << "," << py(s.y[i]) << " ";
       markers << "<circle cx=\"" << px(s.x[i]) << "\" cy=\"" << py(s.y[i]) << "\" r=\"3\" fill=\"" << colour << "\"/>\n";
     }
-    svg << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2\" points=\"" << points.str() << "\"/>\n"
+    const char* dash = s.dashed ? "\" stroke-dasharray=\"6,4" : "";
+    svg << "<polyline fill=\"none\" stroke=\"" << colour << dash << "\" stroke-width=\"2\" points=\"" << points.str() << "\"/>\n"
         << markers.str();
     double ly = kTop + 10 + 18 * double(k);
     svg << "<line x1=\"" << kWidth - kRight + 12 << "\" y1=\"" << ly << "\" x2=\"" << kWidth - kRight + 32 << "\" y2=\"" << ly
-        << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/>\n<text x=\"" << kWidth - kRight + 38 << "\" y=\"" << ly + 4
+        << "\" stroke=\"" << colour << dash << "\" stroke-width=\"2\"/>\n<text x=\"" << kWidth - kRight + 38 << "\" y=\"" << ly + 4
         << "\">" << escape(s.name) << "</text>\n";
   }
   svg << "</svg>\n";

@@ -9,6 +9,8 @@ namespace raspc {
 
 struct PlotSeries {
   std::string name;
+  bool dashed = false;
+  int colour = -1;  // index into the palette; -1: the series' own position
   std::vector<double> x, y;  // same length; points with non-finite or (on log axes) non-positive
                              // coordinates are skipped
 };

@@ -12,7 +12,7 @@ static int count_of(const std::string& text, const std::string& what) {
 
 TEST_CASE("an SVG plot has one polyline and one marker per point for each series") {
   PlotSpec spec{"FLOPs per token", "max length", "FLOPs", true, true,
-                {{"compiled", {5, 8, 16}, {1e3, 4e3, 2e4}}, {"native <x>", {5, 8, 16}, {3, 3, 3}}}};
+                {{"compiled", false, 0, {5, 8, 16}, {1e3, 4e3, 2e4}}, {"native <x>", true, 0, {5, 8, 16}, {3, 3, 3}}}};
   std::string svg = render_svg_plot(spec);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(count_of(svg, "<polyline") == 2);
@@ -21,10 +21,12 @@ TEST_CASE("an SVG plot has one polyline and one marker per point for each series
   CHECK(svg.find(">10000<") != std::string::npos);  // decade ticks on the log axis
   CHECK(svg.find(">1e+05<") != std::string::npos);  // large ticks in exponent form
   CHECK(svg.find("max length (log)") != std::string::npos);
+  CHECK(count_of(svg, "stroke-dasharray") == 2);  // the dashed series: its line and its legend
+  CHECK(count_of(svg, "stroke=\"#1f77b4\"") == 4);  // both series share palette colour 0
 }
 
 TEST_CASE("points a log axis cannot show are skipped, not drawn at infinity") {
-  PlotSpec spec{"t", "x", "y", false, true, {{"s", {1, 2, 3}, {0, 10, 100}}}};
+  PlotSpec spec{"t", "x", "y", false, true, {{"s", false, -1, {1, 2, 3}, {0, 10, 100}}}};
   std::string svg = render_svg_plot(spec);
   CHECK(count_of(svg, "<circle") == 2);
   CHECK(svg.find("inf") == std::string::npos);

@@ -1,0 +1,63 @@
+// Pass 4, allocate: the residual stream's dimensions, each with a label.
+//
+//   one          1 at every position (biases are read from it, so LayerNorm scales them too)
+//   bos          the BOS token (the token one-hot's extra value), kTokenAmplitude at BOS
+//   pad          the second entry of every embedding row that has no output value (assemble.cpp)
+//   zero         (LayerNorm) never written: reading x_j - x_zero after LayerNorm cancels its mean
+//   anchor       (LayerNorm, numerical values present) kAnchor everywhere: steadies the variance
+//   tokens:a     the input one-hot, kTokenAmplitude high
+//   indices:3    position one-hot
+//   hist:2       a categorical s-op's one-hot
+//   frac         a numerical s-op
+//   hist.scratch a selector width's 1/(w+1), erased by its MLP
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+
+Allocation allocate(const Program& program, const Inference& inference, const Schedule& schedule,
+                    const CompileOptions& options) {
+  Allocation a;
+  auto add = [&](std::string label) {
+    a.labels.push_back(std::move(label));
+    return int(a.labels.size()) - 1;
+  };
+  a.one = add("one");
+  a.bos = add("bos");
+  a.pad = add("pad");
+  bool numerics = false;
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    const SopInfo& info = inference.info[size_t(id)];
+    if (!info.needed) continue;
+    if (program.node(id).kind == NodeKind::SelectorWidth) numerics = true;
+    if (!program.node(id).is_selector() && info.encoding == Encoding::Numerical && schedule.materialised[id])
+      numerics = true;
+  }
+  if (options.layer_norm) {
+    a.zero = add("zero");
+    if (numerics) a.anchor = add("anchor");
+  }
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    const SopInfo& info = inference.info[size_t(id)];
+    if (!info.needed) continue;
+    const Node& node = program.node(id);
+    std::string name = program.label(id);
+    if (node.kind == NodeKind::Tokens) {
+      std::vector<int> dims;
+      for (const Value& v : info.values) dims.push_back(add("tokens:" + to_display(v)));
+      a.tokens[id] = dims;
+      continue;
+    }
+    if (node.kind == NodeKind::SelectorWidth) a.scratch[id] = add(name + ".scratch");
+    if (!schedule.materialised[id]) continue;
+    if (info.encoding == Encoding::Numerical) {
+      a.numeric[id] = add(name);
+    } else {
+      std::vector<int> dims;
+      for (const Value& v : info.values) dims.push_back(add(name + ":" + to_display(v)));
+      a.onehot[id] = dims;
+    }
+  }
+  return a;
+}
+
+}  // namespace raspc::compiler

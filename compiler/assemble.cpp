@@ -1,0 +1,93 @@
+// Pass 6, assemble: the lowered matrices into GPT-2's parameters (Hugging Face layout).
+//
+// Heads are laid side by side, each in its own d_head slice of Q, K and V (padded with zeros);
+// the runtime divides scores by sqrt(d_head), so W_Q is multiplied by it here. LayerNorms get a
+// uniform gain and zero bias (lower.cpp explains why that makes them harmless). MLPs narrower
+// than the widest are padded with units whose weights are zero (GELU(0) = 0).
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+
+Model assemble(const Program& program, const Inference& inference, const Allocation& allocation,
+               const Lowered& lowered, const CompileOptions& options) {
+  Model model;
+  ModelConfig& config = model.config;
+  config.n_layer = int(lowered.blocks.size());
+  int n_head = 1, n_inner = 0;
+  for (const LoweredBlock& block : lowered.blocks) {
+    n_head = std::max(n_head, int(block.heads.size()));
+    n_inner = std::max(n_inner, int(block.unit_labels.size()));
+  }
+  const int C = lowered.width;
+  config.n_head = n_head;
+  config.n_embd = C;
+  config.n_inner = n_inner;
+  config.n_positions = options.max_len + 1;
+  config.vocab_size = int(lowered.vocab.size());
+  config.causal = options.mode == Mode::Causal;
+  config.layer_norm = options.layer_norm;
+  config.activation = options.activation;
+  model.allocate();
+  const int d = C / n_head;
+  const float q_scale = float(std::sqrt(double(d)));
+
+  auto* w = &model.w;
+  for (size_t t = 0; t < lowered.wte.size(); ++t)
+    for (const auto& [dim, v] : lowered.wte[t]) w->wte[t * C + size_t(dim)] += float(v);
+  for (size_t p = 0; p < lowered.wpe.size(); ++p)
+    for (const auto& [dim, v] : lowered.wpe[p]) w->wpe[p * C + size_t(dim)] += float(v);
+
+  for (int l = 0; l < config.n_layer; ++l) {
+    const LoweredBlock& block = lowered.blocks[size_t(l)];
+    LayerWeights& L = w->layers[size_t(l)];
+    if (config.layer_norm) {
+      std::fill(L.ln_1_w, L.ln_1_w + C, float(block.ln1_gain));
+      std::fill(L.ln_2_w, L.ln_2_w + C, float(block.ln2_gain));
+    }
+    for (size_t h = 0; h < block.heads.size(); ++h) {
+      const LoweredHead& head = block.heads[h];
+      const int base = int(h) * d;
+      for (int r = 0; r < C; ++r) {
+        float* row = L.attn_w + size_t(r) * 3 * C;
+        for (int j = 0; j < head.wq.cols; ++j) row[base + j] = float(head.wq.at(r, j)) * q_scale;
+        for (int j = 0; j < head.wk.cols; ++j) row[C + base + j] = float(head.wk.at(r, j));
+        for (int j = 0; j < head.wv.cols; ++j) row[2 * C + base + j] = float(head.wv.at(r, j));
+      }
+      for (int j = 0; j < head.wo.rows; ++j)
+        for (int c = 0; c < C; ++c) L.attn_proj_w[size_t(base + j) * C + c] = float(head.wo.at(j, c));
+    }
+    if (n_inner > 0) {
+      const int I = int(block.unit_labels.size());
+      for (int r = 0; r < C; ++r)
+        for (int u = 0; u < I; ++u) L.fc_w[size_t(r) * n_inner + u] = float(block.fc.at(r, u));
+      for (int u = 0; u < I; ++u) L.fc_b[u] = float(block.fc_bias[size_t(u)]);
+      for (int u = 0; u < I; ++u)
+        for (int c = 0; c < C; ++c) L.fc_proj_w[size_t(u) * C + c] = float(block.proj.at(u, c));
+      for (int c = 0; c < C; ++c) L.fc_proj_b[c] = float(block.proj_bias[size_t(c)]);
+    }
+  }
+  if (config.layer_norm) std::fill(w->ln_f_w, w->ln_f_w + C, float(lowered.lnf_gain));
+
+  model.vocab = lowered.vocab;
+  model.bos_id = 0;
+  model.input_ids = lowered.input_ids;
+  model.residual_labels = allocation.labels;
+  model.residual_labels.resize(size_t(C), "");
+  model.metadata["mode"] = options.mode == Mode::Causal ? "causal" : "bidirectional";
+  model.metadata["program"] = options.source_text;
+  NodeId output = program.output;
+  if (inference.info[size_t(output)].encoding == Encoding::Categorical) {
+    model.metadata["output"] = {{"encoding", "categorical"}, {"token_ids", lowered.output_token_of_value}};
+  } else {
+    model.metadata["output"] = {{"encoding", "numerical"}, {"dim", allocation.numeric.at(output)}};
+  }
+  std::vector<std::vector<std::string>> units;
+  for (const LoweredBlock& block : lowered.blocks) units.push_back(block.unit_labels);
+  model.metadata["mlp_units"] = units;
+  return model;
+}
+
+}  // namespace raspc::compiler

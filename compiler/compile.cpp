@@ -1,0 +1,108 @@
+// The driver: runs the passes in order, keeps the dump of the one --dump-after names, and fills
+// the compile report stored in the model's metadata.
+#include "compiler/compile.hpp"
+
+#include <chrono>
+
+#include "compiler/ir.hpp"
+
+namespace raspc {
+
+const std::vector<std::string>& compiler_pass_names() {
+  static const std::vector<std::string> names{"infer", "simplify", "schedule", "allocate",
+                                              "lower", "assemble", "verify"};
+  return names;
+}
+
+namespace {
+
+// An output that is not computed by a head or an MLP (tokens, indices, a constant) gets an
+// identity lookup table, so it has output dimensions of its own for the tied unembedding.
+NodeId add_output_copy(Program& program, const compiler::Inference& inference) {
+  NodeId out = program.output;
+  const Node& source = program.node(out);
+  Node copy;
+  copy.kind = NodeKind::Elementwise;
+  copy.op = ElementOp::LookupTable;
+  copy.span = source.span;
+  copy.name = source.name.empty() ? "output" : source.name;
+  copy.inputs = {out};
+  copy.table_keys = inference.info[size_t(out)].values;
+  copy.table_values = copy.table_keys;
+  program.nodes.push_back(std::move(copy));
+  program.output = NodeId(program.nodes.size() - 1);
+  return program.output;
+}
+
+nlohmann::json report_json(const CompileReport& r) {
+  nlohmann::json j;
+  j["layers"] = r.layers;
+  j["heads"] = r.heads;
+  j["n_embd"] = r.n_embd;
+  j["n_inner"] = r.n_inner;
+  j["parameters"] = r.parameters;
+  j["inputs_checked"] = r.inputs_checked;
+  j["mismatches"] = r.mismatches;
+  j["undefined_inputs"] = r.undefined_inputs;
+  j["verified_len"] = r.verified_len;
+  j["exhaustive"] = r.exhaustive;
+  if (r.numerical_output) j["worst_numerical_error"] = r.worst_numerical_error;
+  else j["min_logit_margin"] = r.min_logit_margin;
+  return j;
+}
+
+}  // namespace
+
+CompileResult compile_program(const Program& input_program, const CompileOptions& options) {
+  using namespace compiler;
+  auto start = std::chrono::steady_clock::now();
+  CompileResult result;
+  const std::string& dump_after = options.dump_after;
+  auto wants = [&](const char* pass) { return dump_after == pass; };
+
+  Inference first = infer(input_program, options);
+  if (wants("infer")) result.dump = dump_inference(input_program, first);
+
+  Program program = simplify(input_program);
+  Inference inference = infer(program, options);
+  NodeKind out_kind = program.node(program.output).kind;
+  if (out_kind != NodeKind::Elementwise && out_kind != NodeKind::Aggregate && out_kind != NodeKind::SelectorWidth) {
+    add_output_copy(program, inference);
+    inference = infer(program, options);
+  }
+  if (wants("simplify")) result.dump = dump_program(program) + dump_inference(program, inference);
+
+  Schedule placed = schedule(program, inference, options);
+  if (wants("schedule")) result.dump = dump_schedule(program, placed);
+  if (options.explain) result.explanation = explain(program, inference, placed);
+
+  Allocation allocation = allocate(program, inference, placed, options);
+  if (wants("allocate")) result.dump = dump_allocation(allocation);
+
+  Lowered lowered = lower(program, inference, placed, allocation, options);
+  if (wants("lower")) result.dump = dump_lowered(lowered, allocation);
+
+  result.model = assemble(program, inference, allocation, lowered, options);
+  CompileReport& report = result.report;
+  const ModelConfig& config = result.model.config;
+  report.layers = config.n_layer;
+  report.heads = config.n_head;
+  report.n_embd = config.n_embd;
+  report.n_inner = config.n_inner;
+  report.parameters = parameter_count(config);
+  report.numerical_output = inference.info[size_t(program.output)].encoding == Encoding::Numerical;
+  report.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (wants("assemble")) {
+    nlohmann::json cfg = {{"n_layer", config.n_layer}, {"n_head", config.n_head}, {"n_embd", config.n_embd},
+                          {"n_inner", config.n_inner}, {"n_positions", config.n_positions},
+                          {"vocab", result.model.vocab}, {"residual_labels", result.model.residual_labels}};
+    result.dump = cfg.dump(2) + "\n";
+  }
+
+  if (options.verify) verify(program, inference, placed, allocation, result.model, options, report);
+  if (wants("verify")) result.dump = report_json(report).dump(2) + "\n";
+  result.model.metadata["compile"] = report_json(report);
+  return result;
+}
+
+}  // namespace raspc

@@ -1,0 +1,145 @@
+// Text forms of the passes' results, for `raspc compile --dump-after=PASS` and `--explain`.
+#include <cmath>
+#include <sstream>
+
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+namespace {
+
+const char* kind_name(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Tokens: return "tokens";
+    case NodeKind::Indices: return "indices";
+    case NodeKind::Constant: return "constant";
+    case NodeKind::Elementwise: return "map";
+    case NodeKind::Aggregate: return "aggregate";
+    case NodeKind::SelectorWidth: return "selector_width";
+    case NodeKind::Select: return "select";
+    case NodeKind::SelectAnd: return "and";
+    case NodeKind::SelectOr: return "or";
+    case NodeKind::SelectNot: return "not";
+  }
+  return "?";
+}
+
+std::string value_list(const std::vector<Value>& values, size_t shown = 12) {
+  std::string s = "{";
+  for (size_t i = 0; i < values.size() && i < shown; ++i) s += (i ? ", " : "") + to_display(values[i]);
+  if (values.size() > shown) s += ", ... (" + std::to_string(values.size()) + " values)";
+  return s + "}";
+}
+
+std::string encoding_name(Encoding e) {
+  return e == Encoding::Numerical ? "numerical" : e == Encoding::Categorical ? "categorical" : "-";
+}
+
+}  // namespace
+
+std::string dump_program(const Program& program) {
+  std::ostringstream out;
+  out << "# program: " << program.nodes.size() << " nodes, output " << program.label(program.output) << "\n";
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    const Node& node = program.node(id);
+    out << "%" << id << " " << program.label(id) << " = " << kind_name(node.kind);
+    if (node.kind == NodeKind::Constant) out << " " << to_source(node.constant);
+    out << "(";
+    for (size_t i = 0; i < node.inputs.size(); ++i) out << (i ? ", " : "") << "%" << node.inputs[i];
+    out << ")\n";
+  }
+  return out.str();
+}
+
+std::string dump_inference(const Program& program, const Inference& inference) {
+  std::ostringstream out;
+  out << "# infer: value sets and encodings\n";
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    const SopInfo& info = inference.info[size_t(id)];
+    const Node& node = program.node(id);
+    if (!info.needed) continue;
+    out << "%" << id << " " << program.label(id) << ": ";
+    if (node.is_selector()) {
+      out << "selector" << (info.at_most_one ? " (selects at most one key)" : "") << "\n";
+      continue;
+    }
+    out << encoding_name(info.encoding) << " ";
+    if (info.values_known) out << value_list(info.values);
+    else out << "[" << info.lo << ", " << info.hi << "] (too many values to list)";
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string dump_schedule(const Program& program, const Schedule& schedule) {
+  std::ostringstream out;
+  out << "# schedule: " << schedule.blocks << " block" << (schedule.blocks == 1 ? "" : "s") << "\n";
+  for (int b = 1; b <= schedule.blocks; ++b) {
+    out << "block " << b << "\n  attention:";
+    if (schedule.heads[size_t(b - 1)].empty()) out << " (none)";
+    for (NodeId h : schedule.heads[size_t(b - 1)]) out << " " << program.label(h);
+    out << "\n  mlp:";
+    if (schedule.mlps[size_t(b - 1)].empty()) out << " (none)";
+    for (const MlpJob& job : schedule.mlps[size_t(b - 1)]) {
+      out << " " << (job.erase_scratch ? "erase " : "") << program.label(job.node) << "(";
+      for (size_t i = 0; i < job.inputs.size(); ++i) {
+        out << (i ? ", " : "") << program.label(job.inputs[i]);
+        if (job.reads[i] == ReadKind::Scratch) out << " as 1/(w+1)";
+        if (job.reads[i] == ReadKind::Numeric) out << " numeric";
+      }
+      out << ")";
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string dump_allocation(const Allocation& allocation) {
+  std::ostringstream out;
+  out << "# allocate: " << allocation.width() << " residual dimensions\n";
+  for (int d = 0; d < allocation.width(); ++d) out << d << "\t" << allocation.labels[size_t(d)] << "\n";
+  return out.str();
+}
+
+std::string dump_lowered(const Lowered& lowered, const Allocation& allocation) {
+  std::ostringstream out;
+  out << "# lower: " << lowered.blocks.size() << " blocks, n_embd " << lowered.width << "\n";
+  auto label = [&](int d) { return d < allocation.width() ? allocation.labels[size_t(d)] : "pad" + std::to_string(d); };
+  auto show = [&](const char* name, const Matrix& m) {
+    out << "    " << name << " (" << m.rows << "x" << m.cols << "):";
+    for (int r = 0; r < m.rows; ++r)
+      for (int c = 0; c < m.cols; ++c)
+        if (std::fabs(m.at(r, c)) > 1e-12) out << " [" << label(r) << "," << c << "]=" << m.at(r, c);
+    out << "\n";
+  };
+  for (size_t b = 0; b < lowered.blocks.size(); ++b) {
+    const LoweredBlock& block = lowered.blocks[b];
+    out << "block " << b + 1 << ": ln_1 gain " << block.ln1_gain << ", ln_2 gain " << block.ln2_gain << "\n";
+    for (size_t h = 0; h < block.heads.size(); ++h) {
+      out << "  head " << h << "\n";
+      show("W_Q", block.heads[h].wq);
+      show("W_K", block.heads[h].wk);
+      show("W_V", block.heads[h].wv);
+    }
+    out << "  mlp: " << block.unit_labels.size() << " units\n";
+    for (size_t u = 0; u < block.unit_labels.size(); ++u)
+      out << "    unit " << u << ": " << block.unit_labels[u] << " (bias " << block.fc_bias[u] << ")\n";
+  }
+  out << "ln_f gain " << lowered.lnf_gain << "\n";
+  return out.str();
+}
+
+std::string explain(const Program& program, const Inference& inference, const Schedule& schedule) {
+  std::ostringstream out;
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    const SopInfo& info = inference.info[size_t(id)];
+    const Node& node = program.node(id);
+    if (!info.needed || node.is_selector() || node.kind == NodeKind::Constant) continue;
+    out << program.label(id) << ": " << encoding_name(info.encoding) << ", because " << info.why << "; ";
+    if (!schedule.why[size_t(id)].empty()) out << schedule.why[size_t(id)];
+    else if (node.kind == NodeKind::Elementwise) out << "folded into the weights of the heads that read it";
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace raspc::compiler

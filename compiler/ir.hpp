@@ -1,0 +1,160 @@
+// The forms a Program takes between the compiler's passes (see compile.hpp for the pipeline).
+//
+//   infer     -> Inference   value set and encoding of every s-op
+//   simplify  -> Program     merged, folded, pruned; plus `support` (the fusion of elementwise chains)
+//   schedule  -> Schedule    every head and MLP job placed in a block
+//   allocate  -> Allocation  labelled residual dimensions
+//   lower     -> Lowered     dense per-block matrices over residual dimensions
+//   assemble  -> Model       GPT-2 parameters
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/compile.hpp"
+#include "language/program.hpp"
+
+namespace raspc::compiler {
+
+// The largest value set a categorical s-op (or a numerical one that must be discretised) may have:
+// each value costs a residual dimension or an MLP threshold. Larger sets are refused at the s-op.
+constexpr size_t kValueSetLimit = 2048;
+// The most input combinations one MLP lookup table may enumerate.
+constexpr size_t kCombinationLimit = 1 << 16;
+
+struct SopInfo {
+  bool needed = false;                        // the output depends on it
+  Encoding encoding = Encoding::Unspecified;  // Categorical or Numerical for s-ops
+  std::vector<Value> values;                  // sorted (value_less); complete when values_known
+  bool values_known = true;
+  double lo = 0, hi = 0;                      // numeric bounds (numerical s-ops)
+  bool at_most_one = false;                   // selectors: no query selects two keys
+  std::string why;                            // for --explain
+};
+
+struct Inference {
+  std::vector<SopInfo> info;  // by NodeId
+};
+
+// Value sets and encodings. Refusals (value set over the limit, mean over strings, selectors on
+// numerical s-ops) are UserErrors at the offending node.
+Inference infer(const Program& program, const CompileOptions& options);
+
+// Merges equal nodes, folds constants, drops what the output does not need.
+Program simplify(const Program& program);
+
+// The non-elementwise s-ops (tokens, indices, aggregates, selector widths) an elementwise node is
+// a function of, through chains of elementwise maps: one fused lookup table computes it from them.
+std::vector<NodeId> support_of(const Program& program, NodeId id);
+// Evaluates the fused elementwise subgraph of `id` for values of its support; false where the
+// program is undefined (a missing key, a division by zero).
+bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>& support,
+                    const std::vector<Value>& support_values, Value& out);
+
+// How an MLP job reads one of its inputs.
+enum class ReadKind {
+  OneHot,   // a categorical s-op's one-hot (or a map of one folded into the read)
+  Numeric,  // a numerical s-op's dimension, through its finite value set
+  Scratch,  // a selector width's 1/(w+1) scratch value, discretised into w
+};
+
+struct MlpJob {
+  NodeId node = -1;                 // the s-op it materialises
+  std::vector<NodeId> inputs;       // its support
+  std::vector<ReadKind> reads;      // by input
+  bool erase_scratch = false;       // a selector width's eraser: writes -scratch
+};
+
+struct Schedule {
+  int blocks = 0;
+  std::vector<int> block_of;            // by NodeId: the block that writes it (0: embedding, -1: none)
+  std::vector<int> ready;               // by NodeId: time its residual value is complete (2b-1 attn, 2b MLP)
+  std::vector<uint8_t> materialised;    // by NodeId: has residual dimensions
+  std::vector<std::vector<NodeId>> heads;   // by block-1: Aggregate / SelectorWidth nodes
+  std::vector<std::vector<MlpJob>> mlps;    // by block-1
+  std::vector<std::string> why;         // by NodeId, for --explain
+};
+
+Schedule schedule(const Program& program, const Inference& inference, const CompileOptions& options);
+
+struct Allocation {
+  std::vector<std::string> labels;
+  int one = -1, bos = -1, pad = -1, zero = -1, anchor = -1;
+  std::map<NodeId, std::vector<int>> onehot;  // categorical s-op -> a dimension per value
+  std::map<NodeId, int> numeric;              // numerical s-op -> its dimension
+  std::map<NodeId, int> scratch;              // selector width -> its 1/(w+1) dimension
+  std::map<NodeId, std::vector<int>> tokens;  // Tokens node -> a dimension per vocabulary symbol
+  int width() const { return int(labels.size()); }
+};
+
+// Amplitude of the token one-hot and of the pad/output entries of the token embeddings (see
+// assemble.cpp: every embedding row has two entries of this size so the tied unembedding is fair).
+constexpr double kTokenAmplitude = 0.1;
+// The constant anchor dimension that keeps LayerNorm's scale steady when numerical values vary.
+constexpr double kAnchor = 400.0;
+
+Allocation allocate(const Program& program, const Inference& inference, const Schedule& schedule,
+                    const CompileOptions& options);
+
+// A matrix over residual dimensions, row-major: rows x cols.
+struct Matrix {
+  int rows = 0, cols = 0;
+  std::vector<double> data;
+  Matrix() = default;
+  Matrix(int r, int c) : rows(r), cols(c), data(size_t(r) * c, 0.0) {}
+  double& at(int r, int c) { return data[size_t(r) * cols + c]; }
+  double at(int r, int c) const { return data[size_t(r) * cols + c]; }
+};
+
+struct LoweredHead {
+  NodeId node = -1;
+  Matrix wq, wk;  // (C, dqk), scores are q.k (no 1/sqrt(d) yet: assemble folds it in)
+  Matrix wv;      // (C, dv)
+  Matrix wo;      // (dv, C)
+};
+
+struct LoweredBlock {
+  std::vector<LoweredHead> heads;
+  double ln1_gain = 1, ln2_gain = 1;  // uniform LayerNorm gains (bias 0)
+  Matrix fc;                          // (C, I)
+  std::vector<double> fc_bias;        // (I)
+  Matrix proj;                        // (I, C)
+  std::vector<double> proj_bias;      // (C)
+  std::vector<std::string> unit_labels;  // (I)
+};
+
+struct Lowered {
+  int width = 0;  // n_embd
+  std::vector<LoweredBlock> blocks;
+  double lnf_gain = 1;
+  std::vector<std::string> vocab;           // token strings: BOS, input symbols, output-only values
+  std::vector<std::vector<std::pair<int, double>>> wte;  // by token: sparse residual row
+  std::vector<std::vector<std::pair<int, double>>> wpe;  // by position (BOS = 0)
+  std::vector<int> input_ids;
+  std::vector<int> output_token_of_value;  // categorical output: token id by output value index
+  double min_mlp_margin = 1e30;             // smallest |pre-activation| margin designed in
+};
+
+Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
+              const Allocation& allocation, const CompileOptions& options);
+
+Model assemble(const Program& program, const Inference& inference, const Allocation& allocation,
+               const Lowered& lowered, const CompileOptions& options);
+
+// Runs the model against the interpreter (options.verify_len, options.samples) and fills the
+// verification fields of the report.
+void verify(const Program& program, const Inference& inference, const Schedule& schedule,
+            const Allocation& allocation, const Model& model, const CompileOptions& options,
+            CompileReport& report);
+
+// Text forms for --dump-after and --explain.
+std::string dump_inference(const Program& program, const Inference& inference);
+std::string dump_program(const Program& program);
+std::string dump_schedule(const Program& program, const Schedule& schedule);
+std::string dump_allocation(const Allocation& allocation);
+std::string dump_lowered(const Lowered& lowered, const Allocation& allocation);
+std::string explain(const Program& program, const Inference& inference, const Schedule& schedule);
+
+}  // namespace raspc::compiler

@@ -1,0 +1,267 @@
+// Pass 5, lower: every head and MLP as dense matrices over the residual dimensions, block by
+// block, with the embeddings and the LayerNorm gains.
+//
+// The BOS position is handled by computation, not by convention: BOS attends only to itself, so
+// its residual stream is the same for every input and is simulated here, block by block, in
+// double precision. Each head then gets two terms that pin down what BOS contributes (its score
+// as a key, its value) exactly, whatever the earlier blocks wrote at BOS.
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/lower_internal.hpp"
+
+namespace raspc::compiler {
+
+bool LowerContext::is_output_token(const Value& v) const {
+  NodeId out = program.output;
+  if (info(out).encoding != Encoding::Categorical) return false;
+  for (const Value& symbol : options.vocab)
+    if (to_display(symbol) == to_display(v)) return true;
+  return false;
+}
+
+CategoricalView LowerContext::categorical_view(NodeId id) const {
+  const Node& node = program.node(id);
+  CategoricalView view;
+  view.values = info(id).values;
+  if (node.kind == NodeKind::Constant) {
+    view.values = {node.constant};
+    view.read = {unit(allocation.one)};
+    return view;
+  }
+  if (node.kind == NodeKind::Tokens) {
+    const std::vector<int>& dims = allocation.tokens.at(id);
+    for (int d : dims) view.read.push_back(unit(d, 1.0 / kTokenAmplitude));
+    return view;
+  }
+  auto onehot = allocation.onehot.find(id);
+  if (onehot != allocation.onehot.end()) {
+    for (size_t i = 0; i < view.values.size(); ++i) {
+      Functional f = unit(onehot->second[i]);
+      // The output's dimensions also receive the token embedding's entry for shared symbols.
+      if (id == program.output && is_output_token(view.values[i])) {
+        const auto& tokens = allocation.tokens;
+        for (const auto& [tokens_id, dims] : tokens) {
+          const std::vector<Value>& symbols = info(tokens_id).values;
+          for (size_t s = 0; s < symbols.size(); ++s)
+            if (to_display(symbols[s]) == to_display(view.values[i])) f.push_back({dims[s], -1.0});
+        }
+      }
+      view.read.push_back(std::move(f));
+    }
+    return view;
+  }
+  if (node.kind == NodeKind::Elementwise) {
+    std::vector<NodeId> support = support_of(program, id);
+    if (support.size() != 1) fail_at(node.span, "internal: an unmaterialised map of several s-ops was read");
+    CategoricalView source = categorical_view(support[0]);
+    view.read.assign(view.values.size(), {});
+    for (size_t u = 0; u < source.values.size(); ++u) {
+      Value v;
+      if (!evaluate_fused(program, id, support, {source.values[u]}, v)) continue;
+      for (size_t i = 0; i < view.values.size(); ++i)
+        if (!value_less(view.values[i], v) && !value_less(v, view.values[i]))
+          for (const auto& entry : source.read[u]) view.read[i].push_back(entry);
+    }
+    return view;
+  }
+  fail_at(node.span, "internal: this s-op has no one-hot in the residual stream");
+}
+
+Functional LowerContext::numeric_view(NodeId id) const {
+  auto numeric = allocation.numeric.find(id);
+  if (numeric != allocation.numeric.end()) return unit(numeric->second);
+  CategoricalView view = categorical_view(id);
+  Functional f;
+  for (size_t i = 0; i < view.values.size(); ++i) {
+    const Value& v = view.values[i];
+    double number;
+    if (v.is_number()) number = v.number.to_double();
+    else if (v.is_bool()) number = v.boolean ? 1 : 0;
+    else
+      fail_at(program.node(id).span, "a mean needs numbers, but this s-op can hold " + to_source(v) +
+                                         "; aggregate numbers, or select a single key");
+    for (const auto& [dim, w] : view.read[i]) f.push_back({dim, w * number});
+  }
+  return f;
+}
+
+void LowerContext::put_column(Matrix& m, int col, const Functional& f, double scale) const {
+  double total = 0;
+  for (const auto& [dim, w] : f) {
+    m.at(dim, col) += w * scale;
+    total += w * scale;
+  }
+  if (allocation.zero >= 0) m.at(allocation.zero, col) -= total;
+}
+
+std::vector<double> layer_norm(const std::vector<double>& x, double gain, bool enabled) {
+  if (!enabled) return x;
+  double mean = 0, var = 0;
+  for (double v : x) mean += v;
+  mean /= double(x.size());
+  for (double v : x) var += (v - mean) * (v - mean);
+  var /= double(x.size());
+  double inv = gain / std::sqrt(var + 1e-5);
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = (x[i] - mean) * inv;
+  return y;
+}
+
+std::vector<double> read_through(const Matrix& m, const std::vector<double>& y) {
+  std::vector<double> out(size_t(m.cols), 0.0);
+  for (int r = 0; r < m.rows; ++r) {
+    if (y[size_t(r)] == 0) continue;
+    for (int c = 0; c < m.cols; ++c) out[size_t(c)] += y[size_t(r)] * m.at(r, c);
+  }
+  return out;
+}
+
+double gelu(double z) {
+  const double k = std::sqrt(2.0 / M_PI);
+  return 0.5 * z * (1.0 + std::tanh(k * (z + 0.044715 * z * z * z)));
+}
+
+namespace {
+
+// The nominal sum and sum of squares of the residual at a normal position at time t (every
+// categorical s-op written by then one-hot, every numerical one 0).
+std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
+  double sum = 1 + 2 * kTokenAmplitude, square = 1 + 2 * kTokenAmplitude * kTokenAmplitude;
+  if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
+  for (const auto& [id, dims] : ctx.allocation.onehot) {
+    const Node& node = ctx.program.node(id);
+    int written = node.kind == NodeKind::Indices ? 0
+                  : node.kind == NodeKind::Aggregate ? 2 * ctx.schedule.block_of[id] - 1
+                                                     : 2 * ctx.schedule.block_of[id];
+    if (written <= t) sum += 1, square += 1;
+  }
+  return {sum, square};
+}
+
+double nominal_sigma(const LowerContext& ctx, std::pair<double, double> moments) {
+  double c = ctx.width, mean = moments.first / c;
+  return std::sqrt(moments.second / c - mean * mean + 1e-5);
+}
+
+}  // namespace
+
+Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
+              const Allocation& allocation, const CompileOptions& options) {
+  LowerContext ctx{program, inference, schedule, allocation, options};
+  ctx.match_score = 2.0 * (std::log(double(options.max_len) + 1.0) + 16.0);
+  Lowered out;
+
+  // Width: every head's Q/K and V dimensions fit in d_head, and n_head * d_head = n_embd.
+  int n_head = 1, d_needed = 1;
+  for (const auto& heads : schedule.heads) {
+    n_head = std::max(n_head, int(heads.size()));
+    for (NodeId h : heads) {
+      auto [dqk, dv] = head_dimensions(ctx, h);
+      d_needed = std::max({d_needed, dqk, dv});
+    }
+  }
+  int d_head = std::max(d_needed, (allocation.width() + n_head - 1) / n_head);
+  ctx.width = n_head * d_head;
+  out.width = ctx.width;
+
+  // Vocabulary: BOS, the input symbols, then output values that are not input symbols.
+  out.vocab.push_back("<bos>");
+  for (const Value& v : options.vocab) {
+    out.input_ids.push_back(int(out.vocab.size()));
+    out.vocab.push_back(to_display(v));
+  }
+  NodeId output = program.output;
+  bool categorical_output = inference.info[size_t(output)].encoding == Encoding::Categorical;
+  if (categorical_output) {
+    for (const Value& v : inference.info[size_t(output)].values) {
+      std::string text = to_display(v);
+      auto it = std::find(out.vocab.begin() + 1, out.vocab.end(), text);
+      if (it == out.vocab.end()) {
+        out.output_token_of_value.push_back(int(out.vocab.size()));
+        out.vocab.push_back(text);
+      } else {
+        out.output_token_of_value.push_back(int(it - out.vocab.begin()));
+      }
+    }
+  }
+
+  // Embeddings. Every token row has exactly two entries of kTokenAmplitude: its input one-hot (or
+  // BOS) and, for a symbol the output can take, the output dimension, else `pad`. Equal rows
+  // sums make ln_f's mean shift the same for every logit, and the input one-hot's small size keeps
+  // an input token's logit well below the output's.
+  const double e = kTokenAmplitude;
+  out.wte.assign(out.vocab.size(), {});
+  out.wte[0] = {{allocation.bos, e}, {allocation.pad, e}};
+  const std::vector<int>* output_dims = nullptr;
+  if (categorical_output && allocation.onehot.count(output)) output_dims = &allocation.onehot.at(output);
+  auto output_dim_of = [&](const std::string& text) -> int {
+    if (!output_dims) return -1;
+    const std::vector<Value>& values = inference.info[size_t(output)].values;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (to_display(values[i]) == text) return (*output_dims)[i];
+    return -1;
+  };
+  for (size_t t = 1; t < out.vocab.size(); ++t) {
+    std::vector<std::pair<int, double>> row;
+    bool input = t <= options.vocab.size();
+    if (input) {
+      for (const auto& [tokens_id, dims] : allocation.tokens) {
+        const std::vector<Value>& symbols = inference.info[size_t(tokens_id)].values;
+        for (size_t s = 0; s < symbols.size(); ++s)
+          if (to_display(symbols[s]) == out.vocab[t]) row.push_back({dims[s], e});
+      }
+      if (row.empty()) row.push_back({allocation.pad, e});  // a program that never reads tokens
+    }
+    int od = output_dim_of(out.vocab[t]);
+    row.push_back({od >= 0 ? od : allocation.pad, e});
+    out.wte[t] = row;
+  }
+  out.wpe.assign(size_t(options.max_len + 1), {});
+  NodeId indices = -1;
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id)
+    if (inference.info[size_t(id)].needed && program.node(id).kind == NodeKind::Indices) indices = id;
+  for (int p = 0; p <= options.max_len; ++p) {
+    auto& row = out.wpe[size_t(p)];
+    row.push_back({allocation.one, 1.0});
+    if (allocation.anchor >= 0) row.push_back({allocation.anchor, kAnchor});
+    if (p >= 1 && indices >= 0 && allocation.onehot.count(indices))
+      row.push_back({allocation.onehot.at(indices)[size_t(p - 1)], 1.0});
+  }
+
+  // Blocks, simulating BOS as we go.
+  std::vector<double> bos(size_t(ctx.width), 0.0);
+  for (const auto& [dim, w] : out.wte[0]) bos[size_t(dim)] += w;
+  for (const auto& [dim, w] : out.wpe[0]) bos[size_t(dim)] += w;
+  const bool ln = options.layer_norm;
+  for (int b = 1; b <= schedule.blocks; ++b) {
+    LoweredBlock block;
+    block.ln1_gain = ln ? nominal_sigma(ctx, nominal_moments(ctx, 2 * b - 2)) : 1.0;
+    block.heads = lower_heads(ctx, schedule.heads[size_t(b - 1)], bos, block.ln1_gain);
+    std::vector<double> y = layer_norm(bos, block.ln1_gain, ln);
+    for (const LoweredHead& head : block.heads) {
+      std::vector<double> v = read_through(head.wv, y);
+      for (int j = 0; j < head.wo.rows; ++j)
+        for (int c = 0; c < ctx.width; ++c) bos[size_t(c)] += v[size_t(j)] * head.wo.at(j, c);
+    }
+    auto moments = nominal_moments(ctx, 2 * b - 1);
+    block.ln2_gain = ln ? nominal_sigma(ctx, moments) : 1.0;
+    lower_mlp(ctx, schedule.mlps[size_t(b - 1)], moments.first, moments.second, block.ln2_gain, block,
+              out.min_mlp_margin);
+    y = layer_norm(bos, block.ln2_gain, ln);
+    std::vector<double> h = read_through(block.fc, y);
+    for (size_t i = 0; i < h.size(); ++i) {
+      double z = h[i] + block.fc_bias[i];
+      h[i] = options.activation == Activation::Gelu ? gelu(z) : std::max(0.0, z);
+    }
+    for (size_t i = 0; i < h.size(); ++i)
+      for (int c = 0; c < ctx.width; ++c) bos[size_t(c)] += h[i] * block.proj.at(int(i), c);
+    for (int c = 0; c < ctx.width; ++c) bos[size_t(c)] += block.proj_bias[size_t(c)];
+    out.blocks.push_back(std::move(block));
+  }
+  // ln_f: the correct output's logit exceeds every other by about 50 * (1 - 2e).
+  out.lnf_gain = ln ? nominal_sigma(ctx, nominal_moments(ctx, 2 * schedule.blocks)) * 50.0 / e : 1.0;
+  return out;
+}
+
+}  // namespace raspc::compiler

@@ -1,0 +1,70 @@
+// What the lowering files share: reading s-ops out of the residual stream, and the LayerNorm
+// bookkeeping that makes those reads exact.
+//
+// A read is a linear functional over residual dimensions ("Functional"). Under LayerNorm every
+// gain is one constant g and every bias 0, and a functional f is written into a weight column as
+// f_j on its dimensions and -sum(f) on the `zero` dimension (never written, so after LayerNorm it
+// holds exactly minus the normalised mean). The column then reads g/sigma * f.x: the mean drops
+// out, and with g = the nominal sigma (the residual's spread when every categorical s-op is
+// one-hot and every numerical one is 0) the read is f.x exactly at every position where nothing
+// numerical is live. Biases are read from the `one` dimension so they scale along.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+
+using Functional = std::vector<std::pair<int, double>>;
+
+struct CategoricalView {
+  std::vector<Value> values;
+  std::vector<Functional> read;  // by value: reads 1 where the s-op holds it, else 0
+};
+
+struct LowerContext {
+  const Program& program;
+  const Inference& inference;
+  const Schedule& schedule;
+  const Allocation& allocation;
+  const CompileOptions& options;
+  int width = 0;  // n_embd, padding included
+  double match_score = 0;  // G: a matching key outscores a non-matching one by this much
+
+  const SopInfo& info(NodeId id) const { return inference.info[size_t(id)]; }
+  bool is_output_token(const Value& v) const;  // an output value that is also an input symbol
+
+  // The one-hot of a categorical s-op, or of a map of one folded into the read.
+  CategoricalView categorical_view(NodeId id) const;
+  // The number an s-op holds, read linearly (a categorical one through its values' numbers).
+  Functional numeric_view(NodeId id) const;
+  Functional unit(int dim, double scale = 1.0) const { return {{dim, scale}}; }
+  Functional bos_read() const { return unit(allocation.bos, 1.0 / kTokenAmplitude); }
+
+  // Writes `f * scale` into column `col` of a (C, k) read matrix, with the zero-dimension trick.
+  void put_column(Matrix& m, int col, const Functional& f, double scale = 1.0) const;
+};
+
+// The residual at a position seen through a LayerNorm with uniform gain: y = gain*(x-mean)/sigma.
+std::vector<double> layer_norm(const std::vector<double>& x, double gain, bool enabled);
+// x^T m for a (C, k) matrix.
+std::vector<double> read_through(const Matrix& m, const std::vector<double>& y);
+
+double gelu(double z);
+
+// Heads of one block; `bos_in` is the BOS position's residual entering the block and `gain` ln_1's.
+std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<NodeId>& heads,
+                                     const std::vector<double>& bos_in, double gain);
+// Q/K dimensions a head needs (terms plus the two BOS terms), and V dimensions.
+std::pair<int, int> head_dimensions(const LowerContext& ctx, NodeId head);
+
+// The MLP of one block; `nominal_sum`/`nominal_square` describe ln_2's input at a normal position
+// with every numerical value at 0, and `gain` is ln_2's gain.
+void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double nominal_sum,
+               double nominal_square, double gain, LoweredBlock& block, double& min_margin);
+
+}  // namespace raspc::compiler

@@ -1,0 +1,337 @@
+// MLPs: lookup tables over the input combinations that can occur, GELU-safe by margins.
+//
+// One job group reads some categorical inputs (one-hot) and at most one numeric input (a
+// numerical s-op with a finite value set, or a selector width's 1/(w+1) scratch). For every
+// combination c of the categorical values:
+//   - a gate unit K*(sum of c's one-hot reads - (m-1)) is K when c holds and <= 0 otherwise (0
+//     exactly when all but one input match, -K or less below that), and writes f(c)/K per unit;
+//   - for a numeric input u with sorted (normalised) values u_1 < ... < u_p, f(c, u_1) comes from
+//     the gate and every change f(c, u_j) - f(c, u_{j-1}) from a step at the midpoint t_j:
+//     relu(z + 1/2) - relu(z - 1/2) with z = k*(u - t_j) - K'*(m - reads of c); the slope k puts
+//     |z| >= 10.5 at every value that occurs, and K' shuts the step off for other combinations.
+// Every pre-activation that can occur is 0 or at least 10 away from it, so GELU is ReLU there to
+// float precision. Several numerical inputs without categorical ones must form an affine map,
+// computed by one unit offset into GELU's linear regime.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "compiler/lower_internal.hpp"
+
+namespace raspc::compiler {
+namespace {
+
+constexpr double kGate = 20.0;        // a gate's pre-activation when its combination holds
+constexpr double kStepMargin = 10.5;  // |k (u - t)| at the nearest value, at least
+
+using Target = std::map<int, double>;  // residual dimension -> value written
+
+void add_into(Target& into, const Target& t, double scale) {
+  for (const auto& [dim, v] : t) into[dim] += v * scale;
+}
+
+bool same_value(const Value& a, const Value& b) { return !value_less(a, b) && !value_less(b, a); }
+
+double number_of(const Value& v) { return v.is_bool() ? (v.boolean ? 1.0 : 0.0) : v.number.to_double(); }
+
+struct Builder {
+  const LowerContext& ctx;
+  LoweredBlock& block;
+  double& min_margin;
+  std::vector<Functional> fc_columns;
+  std::vector<double> fc_bias;
+  std::vector<Target> proj_rows;
+  std::vector<std::string> labels;
+  Target proj_bias;
+
+  void unit(Functional in, double bias, Target out, std::string label) {
+    fc_columns.push_back(std::move(in));
+    fc_bias.push_back(bias);
+    proj_rows.push_back(std::move(out));
+    labels.push_back(std::move(label));
+  }
+};
+
+// What the job group writes for one assignment of its inputs' values.
+struct GroupTarget {
+  const LowerContext& ctx;
+  const std::vector<const MlpJob*>& jobs;
+
+  bool operator()(const std::vector<Value>& assignment, Target& out) const {
+    bool any = false;
+    for (const MlpJob* job : jobs) {
+      NodeId node = job->node;
+      const Node& n = ctx.program.node(node);
+      Value v;
+      if (n.kind == NodeKind::SelectorWidth) {
+        v = assignment[0];
+        if (job->erase_scratch) {
+          out[ctx.allocation.scratch.at(node)] += -1.0 / (number_of(v) + 1.0);
+          any = true;
+          continue;
+        }
+      } else if (!evaluate_fused(ctx.program, node, job->inputs, assignment, v)) {
+        continue;
+      }
+      any = true;
+      if (ctx.info(node).encoding == Encoding::Numerical) {
+        out[ctx.allocation.numeric.at(node)] += number_of(v);
+      } else {
+        const std::vector<Value>& values = ctx.info(node).values;
+        for (size_t i = 0; i < values.size(); ++i)
+          if (same_value(values[i], v)) out[ctx.allocation.onehot.at(node)[i]] += 1.0;
+      }
+    }
+    return any;
+  }
+};
+
+std::string combination_label(const LowerContext& ctx, const std::vector<NodeId>& inputs,
+                              const std::vector<Value>& values) {
+  std::string s;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i) s += ",";
+    s += ctx.program.label(inputs[i]) + "=" + to_display(values[i]);
+  }
+  return s;
+}
+
+// How ln_2 scales every read when a selector width's scratch holds s (everything else nominal).
+double read_scale(const LowerContext& ctx, double s, double sum, double square, double gain) {
+  if (!ctx.options.layer_norm) return 1.0;
+  double c = ctx.width, mean = (sum + s) / c;
+  double sigma = std::sqrt((square + s * s) / c - mean * mean + 1e-5);
+  return gain / sigma;
+}
+
+void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs, double sum, double square,
+                 double gain, Builder& builder) {
+  const MlpJob& first = *jobs.front();
+  const std::vector<NodeId>& inputs = first.inputs;
+  GroupTarget target{ctx, jobs};
+  const Span& where = ctx.program.node(first.node).span;
+
+  std::vector<size_t> categorical, numeric;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    (first.reads[i] == ReadKind::OneHot ? categorical : numeric).push_back(i);
+
+  if (numeric.size() > 1 || (numeric.size() == 1 && !ctx.info(inputs[numeric[0]]).values_known &&
+                             first.reads[numeric[0]] == ReadKind::Numeric)) {
+    // Affine maps of numerical s-ops: a*x + c, checked on the corners and the midpoint.
+    if (!categorical.empty() || ctx.info(first.node).encoding != Encoding::Numerical || jobs.size() != 1)
+      fail_at(where, "this map combines numerical s-ops (or one with too many values) with other inputs; one MLP "
+                     "can only compute an affine function of several numerical s-ops: make some categorical");
+    std::vector<Value> base(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) base[i] = Value::of_int(0);
+    auto eval = [&](const std::vector<Value>& a, double& out) {
+      Value v;
+      if (!evaluate_fused(ctx.program, first.node, inputs, a, v) || v.is_string()) return false;
+      out = number_of(v);
+      return true;
+    };
+    double c0;
+    std::vector<double> slope(inputs.size());
+    bool affine = eval(base, c0);
+    for (size_t i = 0; i < inputs.size() && affine; ++i) {
+      std::vector<Value> a = base;
+      a[i] = Value::of_int(1);
+      double f1;
+      affine = eval(a, f1);
+      slope[i] = f1 - c0;
+    }
+    for (int trial = 0; trial < 4 && affine; ++trial) {
+      std::vector<Value> a(inputs.size());
+      double expect = c0;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        int64_t x = (trial + 2) * int64_t(i + 3) - 5;
+        a[i] = Value::of_int(x);
+        expect += slope[i] * double(x);
+      }
+      double got;
+      affine = eval(a, got) && std::fabs(got - expect) <= 1e-9 * (1 + std::fabs(expect));
+    }
+    if (!affine)
+      fail_at(where, "this map of several numerical s-ops is not affine, so one MLP cannot compute it exactly; "
+                     "make an input categorical with categorical(...)");
+    Functional in;
+    double bound = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      for (const auto& [dim, w] : ctx.numeric_view(inputs[i])) in.push_back({dim, w * slope[i]});
+      const SopInfo& info = ctx.info(inputs[i]);
+      bound += std::fabs(slope[i]) * std::max(std::fabs(info.lo), std::fabs(info.hi));
+    }
+    double offset = 10.0 + 2.0 * bound;
+    int dim = ctx.allocation.numeric.at(first.node);
+    builder.unit(in, offset, Target{{dim, 1.0}}, ctx.program.label(first.node) + "[affine]");
+    builder.proj_bias[dim] += c0 - offset;
+    builder.min_margin = std::min(builder.min_margin, offset - bound);
+    return;
+  }
+
+  // Categorical combinations.
+  std::vector<CategoricalView> views;
+  size_t combinations = 1;
+  for (size_t i : categorical) {
+    views.push_back(ctx.categorical_view(inputs[i]));
+    combinations *= std::max<size_t>(1, views.back().values.size());
+    if (combinations > kCombinationLimit)
+      fail_at(where, "this map's inputs have more than " + std::to_string(kCombinationLimit) +
+                         " value combinations, too many for a lookup table; use fewer or smaller inputs");
+  }
+  const size_t m = categorical.size();
+
+  // The numeric input, if any: (value, normalised read) sorted by the read.
+  struct Level {
+    Value value;
+    double read;   // the value as written to the residual
+    double scale;  // what LayerNorm multiplies every read by when the input holds it
+  };
+  std::vector<Level> levels;
+  Functional numeric_read;
+  double slope = 0, gate = 0;
+  if (!numeric.empty()) {
+    size_t i = numeric[0];
+    NodeId id = inputs[i];
+    if (first.reads[i] == ReadKind::Scratch) {
+      numeric_read = ctx.unit(ctx.allocation.scratch.at(id));
+      for (int w = 0; w <= ctx.options.max_len; ++w)
+        levels.push_back({Value::of_int(w), 1.0 / (w + 1), read_scale(ctx, 1.0 / (w + 1), sum, square, gain)});
+    } else {
+      numeric_read = ctx.numeric_view(id);
+      for (const Value& v : ctx.info(id).values) levels.push_back({v, number_of(v), 1.0});
+      if (levels.size() > kValueSetLimit)
+        fail_at(ctx.program.node(id).span, "this numerical s-op takes " + std::to_string(levels.size()) +
+                                               " values, more than the " + std::to_string(kValueSetLimit) +
+                                               " thresholds a map of it may use");
+    }
+    std::sort(levels.begin(), levels.end(), [](const Level& a, const Level& b) { return a.read < b.read; });
+    // Every read (the one dimension's too) is scaled alike, so the sign of u - t is exact; the
+    // slope makes the smallest scaled distance to a threshold kStepMargin.
+    double gap = 1e30, extent = 0, smallest_scale = 1e30;
+    for (size_t j = 1; j < levels.size(); ++j) {
+      double half = 0.5 * (levels[j].read - levels[j - 1].read);
+      if (!(half > 0)) fail_at(where, "internal: equal values in a numerical input's value set");
+      gap = std::min(gap, half * std::min(levels[j].scale, levels[j - 1].scale));
+    }
+    for (const Level& l : levels) extent = std::max(extent, std::fabs(l.read)), smallest_scale = std::min(smallest_scale, l.scale);
+    slope = levels.size() > 1 ? kStepMargin / gap : 1.0;
+    gate = slope * 2.0 * extent + 2.0 * kStepMargin / smallest_scale;
+  }
+
+  std::vector<size_t> digit(m, 0);
+  std::vector<Value> assignment(inputs.size());
+  for (;;) {
+    Functional matched;  // sum of the combination's one-hot reads
+    for (size_t a = 0; a < m; ++a) {
+      assignment[categorical[a]] = views[a].values[digit[a]];
+      for (const auto& entry : views[a].read[digit[a]]) matched.push_back(entry);
+    }
+    std::vector<NodeId> labelled_inputs;
+    std::vector<Value> labelled_values;
+    for (size_t a = 0; a < m; ++a) {
+      labelled_inputs.push_back(inputs[categorical[a]]);
+      labelled_values.push_back(views[a].values[digit[a]]);
+    }
+    std::string label = combination_label(ctx, labelled_inputs, labelled_values);
+
+    auto gate_unit = [&](const Target& out) {
+      if (out.empty()) return;
+      if (m == 0) {
+        add_into(builder.proj_bias, out, 1.0);
+        return;
+      }
+      Functional in;
+      for (const auto& [dim, w] : matched) in.push_back({dim, w * kGate});
+      in.push_back({ctx.allocation.one, -kGate * double(m - 1)});
+      Target scaled;
+      add_into(scaled, out, 1.0 / kGate);
+      builder.unit(std::move(in), 0.0, std::move(scaled), label);
+      builder.min_margin = std::min(builder.min_margin, kGate);
+    };
+
+    if (levels.empty()) {
+      Target out;
+      if (target(assignment, out)) gate_unit(out);
+    } else {
+      size_t ni = numeric[0];
+      std::vector<Target> outs(levels.size());
+      std::vector<uint8_t> defined(levels.size(), 0);
+      for (size_t j = 0; j < levels.size(); ++j) {
+        assignment[ni] = levels[j].value;
+        defined[j] = target(assignment, outs[j]);
+      }
+      // Where the map is undefined, keep the neighbouring value (that input cannot occur).
+      int last = -1;
+      for (size_t j = 0; j < levels.size(); ++j)
+        if (defined[j]) last = int(j);
+        else if (last >= 0) outs[j] = outs[size_t(last)];
+      int first_defined = -1;
+      for (size_t j = 0; j < levels.size(); ++j)
+        if (defined[j]) { first_defined = int(j); break; }
+      if (first_defined < 0) goto next;
+      for (int j = first_defined - 1; j >= 0; --j) outs[size_t(j)] = outs[size_t(first_defined)];
+      gate_unit(outs[0]);
+      for (size_t j = 1; j < levels.size(); ++j) {
+        Target delta = outs[j];
+        add_into(delta, outs[j - 1], -1.0);
+        for (auto it = delta.begin(); it != delta.end();)
+          it = std::fabs(it->second) < 1e-15 ? delta.erase(it) : std::next(it);
+        if (delta.empty()) continue;
+        double threshold = 0.5 * (levels[j - 1].read + levels[j].read);
+        Functional in;
+        for (const auto& [dim, w] : numeric_read) in.push_back({dim, w * slope});
+        in.push_back({ctx.allocation.one, -slope * threshold - gate * double(m)});
+        for (const auto& [dim, w] : matched) in.push_back({dim, w * gate});
+        std::string step = label + (label.empty() ? "" : ",") + ctx.program.label(inputs[ni]) + ">" +
+                           to_display(levels[j - 1].value);
+        Target minus;
+        add_into(minus, delta, -1.0);
+        builder.unit(in, 0.5, delta, step + "+");
+        builder.unit(in, -0.5, minus, step + "-");
+        builder.min_margin = std::min(builder.min_margin, kStepMargin - 0.5);
+      }
+    }
+  next:
+    size_t a = 0;
+    for (; a < m; ++a) {
+      if (++digit[a] < views[a].values.size()) break;
+      digit[a] = 0;
+    }
+    if (a == m) break;
+  }
+}
+
+}  // namespace
+
+void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double nominal_sum, double nominal_square,
+               double gain, LoweredBlock& block, double& min_margin) {
+  Builder builder{ctx, block, min_margin, {}, {}, {}, {}, {}};
+  // Jobs reading the same inputs the same way share their units (a selector width's one-hot
+  // and its eraser, two maps of the same s-ops).
+  std::vector<std::vector<const MlpJob*>> groups;
+  for (const MlpJob& job : jobs) {
+    bool placed = false;
+    for (auto& group : groups)
+      if (group.front()->inputs == job.inputs && group.front()->reads == job.reads) {
+        group.push_back(&job);
+        placed = true;
+        break;
+      }
+    if (!placed) groups.push_back({&job});
+  }
+  for (const auto& group : groups) lower_group(ctx, group, nominal_sum, nominal_square, gain, builder);
+
+  const int C = ctx.width, I = int(builder.fc_columns.size());
+  block.fc = Matrix(C, I);
+  block.fc_bias = builder.fc_bias;
+  block.proj = Matrix(I, C);
+  block.proj_bias.assign(size_t(C), 0.0);
+  block.unit_labels = builder.labels;
+  for (int u = 0; u < I; ++u) {
+    ctx.put_column(block.fc, u, builder.fc_columns[size_t(u)]);
+    for (const auto& [dim, v] : builder.proj_rows[size_t(u)]) block.proj.at(u, dim) += v;
+  }
+  for (const auto& [dim, v] : builder.proj_bias) block.proj_bias[size_t(dim)] += v;
+}
+
+}  // namespace raspc::compiler

@@ -1,0 +1,215 @@
+// Pass 3, schedule: place every head (aggregate, selector_width) and every MLP job (a fused
+// elementwise subgraph, a selector width's discretisation) in a block.
+//
+// Time runs 0 (embeddings), then 2b-1 after block b's attention and 2b after its MLP. A head in
+// block b reads what is ready by 2b-2; an MLP in block b reads what is ready by 2b-1. Maps that
+// only feed a head are folded into its weights and cost nothing; a chain of maps between two
+// attention layers is one MLP; a selector width's MLP is fused with the maps that read it, so
+// `length - indices - 1` is ready one MLP after `length`'s head. That is RASP's own accounting:
+// the blocks equal the layers of language/analyse.hpp.
+#include <algorithm>
+
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+namespace {
+
+class Scheduler {
+ public:
+  Scheduler(const Program& program, const Inference& inference, const CompileOptions& options)
+      : program_(program), inference_(inference), options_(options) {
+    size_t n = program.nodes.size();
+    s_.block_of.assign(n, -1);
+    s_.ready.assign(n, 0);
+    s_.materialised.assign(n, 0);
+    s_.why.assign(n, "");
+    onehot_needed_.assign(n, 0);
+  }
+
+  Schedule run() {
+    mark_materialised();
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
+      if (!inference_.info[size_t(id)].needed) continue;
+      const Node& node = program_.node(id);
+      switch (node.kind) {
+        case NodeKind::Tokens:
+        case NodeKind::Indices:
+          s_.block_of[id] = 0;
+          s_.materialised[id] = 1;
+          s_.why[id] = "embedding";
+          break;
+        case NodeKind::Aggregate:
+        case NodeKind::SelectorWidth: place_head(id); break;
+        case NodeKind::Elementwise:
+          if (s_.materialised[id]) place_map(id);
+          break;
+        default: break;
+      }
+    }
+    // Selector widths: the MLP of their block discretises 1/(w+1) into the one-hot where it is
+    // read as one, and (under LayerNorm) erases the scratch value so later LayerNorms see only
+    // one-hot values.
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
+      if (!inference_.info[size_t(id)].needed || program_.node(id).kind != NodeKind::SelectorWidth) continue;
+      int b = s_.block_of[id];
+      if (onehot_needed_[id]) {
+        s_.materialised[id] = 1;
+        add_job(b, MlpJob{id, {id}, {ReadKind::Scratch}, false});
+      }
+      if (options_.layer_norm) add_job(b, MlpJob{id, {id}, {ReadKind::Scratch}, true});
+    }
+    s_.blocks = std::max(1, s_.blocks);
+    s_.heads.resize(size_t(s_.blocks));
+    s_.mlps.resize(size_t(s_.blocks));
+    return std::move(s_);
+  }
+
+ private:
+  const Program& program_;
+  const Inference& inference_;
+  const CompileOptions& options_;
+  Schedule s_;
+  std::vector<uint8_t> onehot_needed_;  // selector widths read as one-hot values
+
+  Encoding encoding(NodeId id) const { return inference_.info[size_t(id)].encoding; }
+
+  // A map can be folded into a head's weights when it is a function of one categorical s-op.
+  bool foldable(NodeId id) const {
+    const Node& node = program_.node(id);
+    if (node.kind != NodeKind::Elementwise) return false;
+    std::vector<NodeId> support = support_of(program_, id);
+    return support.size() == 1 && encoding(support[0]) == Encoding::Categorical;
+  }
+
+  void mark_materialised() {
+    NodeId out = program_.output;
+    if (program_.node(out).kind == NodeKind::Elementwise) s_.materialised[out] = 1;
+    if (program_.node(out).kind == NodeKind::SelectorWidth) onehot_needed_[out] = 1;
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
+      if (!inference_.info[size_t(id)].needed) continue;
+      const Node& node = program_.node(id);
+      if (node.kind == NodeKind::Aggregate) {
+        s_.materialised[id] = 1;
+        mark_head_side(node.inputs[1]);
+      } else if (node.kind == NodeKind::Select) {
+        mark_head_side(node.inputs[0]);
+        mark_head_side(node.inputs[1]);
+      }
+    }
+  }
+
+  void mark_head_side(NodeId side) {
+    const Node& node = program_.node(side);
+    if (node.kind == NodeKind::SelectorWidth) onehot_needed_[side] = 1;
+    if (node.kind != NodeKind::Elementwise) return;
+    if (foldable(side)) {
+      NodeId source = support_of(program_, side)[0];
+      if (program_.node(source).kind == NodeKind::SelectorWidth) onehot_needed_[source] = 1;
+    } else {
+      s_.materialised[side] = 1;
+    }
+  }
+
+  // When a head can read `side`'s value (one-hot or numeric dimension).
+  int head_ready(NodeId side) const {
+    const Node& node = program_.node(side);
+    switch (node.kind) {
+      case NodeKind::Constant: return 0;
+      case NodeKind::SelectorWidth: return 2 * s_.block_of[side];
+      case NodeKind::Elementwise:
+        if (!s_.materialised[side]) {
+          int t = 0;
+          for (NodeId s : support_of(program_, side)) t = std::max(t, head_ready(s));
+          return t;
+        }
+        return s_.ready[side];
+      default: return s_.ready[side];
+    }
+  }
+
+  void selector_sides(NodeId sel, std::vector<NodeId>& sides) const {
+    const Node& node = program_.node(sel);
+    if (node.kind == NodeKind::Select) {
+      sides.push_back(node.inputs[0]);
+      sides.push_back(node.inputs[1]);
+    } else {
+      for (NodeId in : node.inputs) selector_sides(in, sides);
+    }
+  }
+
+  void place_head(NodeId id) {
+    const Node& node = program_.node(id);
+    std::vector<NodeId> sides;
+    selector_sides(node.inputs[0], sides);
+    if (node.kind == NodeKind::Aggregate) sides.push_back(node.inputs[1]);
+    int t = 0;
+    for (NodeId side : sides) t = std::max(t, head_ready(side));
+    int b = (t + 1) / 2 + 1;
+    s_.block_of[id] = b;
+    s_.ready[id] = node.kind == NodeKind::SelectorWidth && onehot_needed_[id] ? 2 * b : 2 * b - 1;
+    s_.blocks = std::max(s_.blocks, b);
+    if (s_.heads.size() < size_t(b)) s_.heads.resize(size_t(b));
+    s_.heads[size_t(b - 1)].push_back(id);
+    s_.why[id] = "a head in block " + std::to_string(b) + ": its inputs are ready " +
+                 (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));
+  }
+
+  static std::string describe_time(int t) {
+    return (t % 2 == 1 ? "block " + std::to_string((t + 1) / 2) + "'s attention"
+                       : "block " + std::to_string(t / 2) + "'s MLP");
+  }
+
+  void place_map(NodeId id) {
+    std::vector<NodeId> support = support_of(program_, id);
+    std::vector<ReadKind> reads(support.size(), ReadKind::OneHot);
+    auto time_of = [&](size_t i) {
+      NodeId s = support[i];
+      if (reads[i] == ReadKind::Scratch) return 2 * s_.block_of[s] - 1;
+      if (program_.node(s).kind == NodeKind::SelectorWidth) return 2 * s_.block_of[s];
+      return s_.ready[s];
+    };
+    int numeric_reads = 0;
+    for (size_t i = 0; i < support.size(); ++i) {
+      NodeId s = support[i];
+      if (program_.node(s).kind == NodeKind::SelectorWidth) reads[i] = ReadKind::Scratch, ++numeric_reads;
+      else if (encoding(s) == Encoding::Numerical) reads[i] = ReadKind::Numeric, ++numeric_reads;
+    }
+    // One MLP discretises one numeric input; with more, selector widths are read as one-hots.
+    if (numeric_reads > 1)
+      for (size_t i = 0; i < support.size(); ++i)
+        if (reads[i] == ReadKind::Scratch) reads[i] = ReadKind::OneHot;
+    int t = 0;
+    for (size_t i = 0; i < support.size(); ++i) t = std::max(t, time_of(i));
+    int b = t / 2 + 1;
+    // A scratch value lives only in its own block: later blocks read the one-hot.
+    for (size_t i = 0; i < support.size(); ++i)
+      if (reads[i] == ReadKind::Scratch && s_.block_of[support[i]] != b) reads[i] = ReadKind::OneHot;
+    t = 0;
+    for (size_t i = 0; i < support.size(); ++i) t = std::max(t, time_of(i));
+    b = t / 2 + 1;
+    for (size_t i = 0; i < support.size(); ++i)
+      if (reads[i] == ReadKind::OneHot && program_.node(support[i]).kind == NodeKind::SelectorWidth)
+        onehot_needed_[support[i]] = 1;
+    s_.block_of[id] = b;
+    s_.ready[id] = 2 * b;
+    s_.blocks = std::max(s_.blocks, b);
+    add_job(b, MlpJob{id, support, reads, false});
+    s_.why[id] = "an MLP in block " + std::to_string(b) + " (a lookup over " + std::to_string(support.size()) +
+                 " input" + (support.size() == 1 ? "" : "s") + "): its inputs are ready " +
+                 (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));
+  }
+
+  void add_job(int b, MlpJob job) {
+    if (s_.mlps.size() < size_t(b)) s_.mlps.resize(size_t(b));
+    s_.mlps[size_t(b - 1)].push_back(std::move(job));
+    s_.blocks = std::max(s_.blocks, b);
+  }
+};
+
+}  // namespace
+
+Schedule schedule(const Program& program, const Inference& inference, const CompileOptions& options) {
+  return Scheduler(program, inference, options).run();
+}
+
+}  // namespace raspc::compiler

@@ -1,0 +1,317 @@
+// The reference interpreter. One run evaluates the nodes the output depends on, in id order (a
+// topological order), each into a buffer that lives as long as the Interpreter: s-ops as n Values,
+// selectors as n*n bytes indexed [q*n + k]. Nothing is allocated per run once the buffers have
+// grown to the longest input seen, except the returned output.
+#include "language/interpret.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace raspc {
+
+namespace {
+
+Value number_value(int64_t num, int64_t den) {
+  Value v;
+  v.kind = ValueKind::Number;
+  v.number = Rational{num, den};
+  return v;
+}
+
+// The select predicate with fast paths for the cases whose meaning cannot be in doubt (two
+// numbers; two interned strings compared for equality); everything else goes to compare_select.
+inline bool compare_values(Comparison cmp, const Value& key, const Value& query, const Span& where) {
+  if (key.kind == ValueKind::Number && query.kind == ValueKind::Number) {
+    // Both denominators are positive, so cross-multiplying keeps the order; __int128 cannot overflow.
+    __int128 a = __int128(key.number.num) * query.number.den;
+    __int128 b = __int128(query.number.num) * key.number.den;
+    switch (cmp) {
+      case Comparison::Eq: return a == b;
+      case Comparison::Ne: return a != b;
+      case Comparison::Lt: return a < b;
+      case Comparison::Gt: return a > b;
+      case Comparison::Le: return a <= b;
+      case Comparison::Ge: return a >= b;
+    }
+  }
+  if (key.kind == ValueKind::String && query.kind == ValueKind::String) {
+    if (cmp == Comparison::Eq) return key.string_id == query.string_id;
+    if (cmp == Comparison::Ne) return key.string_id != query.string_id;
+  }
+  return compare_select(cmp, key, query, where);
+}
+
+__int128 gcd128(__int128 a, __int128 b) {
+  if (a < 0) a = -a;
+  if (b < 0) b = -b;
+  while (b != 0) {
+    __int128 t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+constexpr __int128 kInt64Max = __int128(INT64_MAX);
+
+std::string position_note(int position) {
+  return "note: this happens at position " + std::to_string(position) + " of the input\n";
+}
+
+}  // namespace
+
+Interpreter::Interpreter(const Program& program, Mode mode) : program_(program), mode_(mode) {
+  const size_t count = program_.nodes.size();
+  sop_.resize(count);
+  selector_.resize(count);
+  evaluated_.assign(count, 0);
+  if (program_.output < 0 || size_t(program_.output) >= count)
+    throw UserError(format_error(Span{}, "the program has no output s-op; end it with an expression "
+                                         "statement such as `hist;`"));
+  const Node& out = program_.node(program_.output);
+  if (out.is_selector())
+    fail_at(out.span, "the output is a selector, not an s-op; aggregate it or take its selector_width");
+
+  std::vector<uint8_t> needed(count, 0);
+  needed[size_t(program_.output)] = 1;
+  for (size_t id = count; id-- > 0;) {
+    if (!needed[id]) continue;
+    for (NodeId input : program_.nodes[id].inputs) needed[size_t(input)] = 1;
+  }
+  for (size_t id = 0; id < count; ++id) {
+    if (needed[id])
+      needed_.push_back(NodeId(id));
+    else
+      unneeded_.push_back(NodeId(id));
+  }
+}
+
+std::vector<Value> Interpreter::run(const std::vector<Value>& input, Trace* trace) {
+  const int n = int(input.size());
+  std::fill(evaluated_.begin(), evaluated_.end(), 0);
+  for (NodeId id : needed_) evaluate(id, input, n);
+
+  if (trace) {
+    // The trace shows every node, including those the output does not need. Such a node may be
+    // undefined on this input (a mean over strings nobody reads); it is then left empty, with
+    // everything built on it, rather than failing a run whose output is fine.
+    for (NodeId id : unneeded_) {
+      const Node& node = program_.node(id);
+      bool inputs_ready = std::all_of(node.inputs.begin(), node.inputs.end(),
+                                      [&](NodeId input) { return evaluated_[size_t(input)] != 0; });
+      if (!inputs_ready) continue;
+      try {
+        evaluate(id, input, n);
+      } catch (const UserError&) {
+        evaluated_[size_t(id)] = 0;
+      }
+    }
+    const size_t count = program_.nodes.size();
+    trace->sop.assign(count, {});
+    trace->selector.assign(count, {});
+    for (size_t id = 0; id < count; ++id) {
+      if (!evaluated_[id]) continue;
+      if (program_.nodes[id].is_selector())
+        trace->selector[id] = selector_[id];
+      else
+        trace->sop[id] = sop_[id];
+    }
+  }
+  return sop_[size_t(program_.output)];
+}
+
+const std::vector<Value>& Interpreter::last_value(NodeId id) const {
+  if (id < 0 || size_t(id) >= program_.nodes.size() || program_.node(id).is_selector() ||
+      !evaluated_[size_t(id)])
+    throw std::logic_error("Interpreter::last_value: node " + std::to_string(id) +
+                           " is not an s-op evaluated by the last run (the output does not depend on it; "
+                           "pass a Trace to evaluate every node)");
+  return sop_[size_t(id)];
+}
+
+void Interpreter::evaluate(NodeId id, const std::vector<Value>& input, int n) {
+  const Node& node = program_.node(id);
+  const bool causal = mode_ == Mode::Causal;
+  switch (node.kind) {
+    case NodeKind::Tokens:
+      sop_[size_t(id)].assign(input.begin(), input.end());
+      break;
+    case NodeKind::Indices: {
+      auto& out = sop_[size_t(id)];
+      out.resize(size_t(n));
+      for (int q = 0; q < n; ++q) out[size_t(q)] = number_value(q, 1);
+      break;
+    }
+    case NodeKind::Constant:
+      sop_[size_t(id)].assign(size_t(n), node.constant);
+      break;
+    case NodeKind::Elementwise:
+      evaluate_elementwise(node, sop_[size_t(id)], n);
+      break;
+    case NodeKind::Aggregate:
+      evaluate_aggregate(node, sop_[size_t(id)], n);
+      break;
+    case NodeKind::SelectorWidth: {
+      const auto& matrix = selector_[size_t(node.inputs[0])];
+      auto& out = sop_[size_t(id)];
+      out.resize(size_t(n));
+      for (int q = 0; q < n; ++q) {
+        const uint8_t* row = matrix.data() + size_t(q) * size_t(n);
+        int width = 0;
+        for (int k = 0; k < n; ++k) width += row[k];
+        out[size_t(q)] = number_value(width, 1);
+      }
+      break;
+    }
+    case NodeKind::Select: {
+      const auto& keys = sop_[size_t(node.inputs[0])];
+      const auto& queries = sop_[size_t(node.inputs[1])];
+      auto& matrix = selector_[size_t(id)];
+      matrix.resize(size_t(n) * size_t(n));
+      int q = 0;
+      try {
+        for (; q < n; ++q) {
+          uint8_t* row = matrix.data() + size_t(q) * size_t(n);
+          const int visible = causal ? q + 1 : n;
+          for (int k = 0; k < visible; ++k)
+            row[k] = compare_values(node.comparison, keys[size_t(k)], queries[size_t(q)], node.span);
+          std::fill(row + visible, row + n, uint8_t(0));
+        }
+      } catch (const UndefinedOnInput&) {
+        throw;
+      } catch (const UserError& error) {
+        throw UndefinedOnInput(error.what() + position_note(q), q);
+      }
+      break;
+    }
+    case NodeKind::SelectAnd:
+    case NodeKind::SelectOr: {
+      const auto& a = selector_[size_t(node.inputs[0])];
+      const auto& b = selector_[size_t(node.inputs[1])];
+      auto& matrix = selector_[size_t(id)];
+      matrix.resize(size_t(n) * size_t(n));
+      if (node.kind == NodeKind::SelectAnd)
+        for (size_t i = 0; i < matrix.size(); ++i) matrix[i] = a[i] & b[i];
+      else
+        for (size_t i = 0; i < matrix.size(); ++i) matrix[i] = a[i] | b[i];
+      break;
+    }
+    case NodeKind::SelectNot: {
+      const auto& a = selector_[size_t(node.inputs[0])];
+      auto& matrix = selector_[size_t(id)];
+      matrix.resize(size_t(n) * size_t(n));
+      for (int q = 0; q < n; ++q) {
+        const size_t row = size_t(q) * size_t(n);
+        // In causal mode a key after the query stays unselected even under `not`.
+        const int visible = causal ? q + 1 : n;
+        for (int k = 0; k < n; ++k) matrix[row + size_t(k)] = uint8_t(k < visible && !a[row + size_t(k)]);
+      }
+      break;
+    }
+  }
+  evaluated_[size_t(id)] = 1;
+}
+
+void Interpreter::evaluate_elementwise(const Node& node, std::vector<Value>& out, int n) {
+  out.resize(size_t(n));
+  const size_t arity = node.inputs.size();
+  const std::vector<Value>* columns[3] = {nullptr, nullptr, nullptr};
+  for (size_t i = 0; i < arity && i < 3; ++i) columns[i] = &sop_[size_t(node.inputs[i])];
+  Value args[3];
+  int q = 0;
+  try {
+    for (; q < n; ++q) {
+      for (size_t i = 0; i < arity; ++i) args[i] = (*columns[i])[size_t(q)];
+      out[size_t(q)] = apply_elementwise(node, args);
+    }
+  } catch (const UndefinedOnInput&) {
+    throw;
+  } catch (const UserError& error) {
+    throw UndefinedOnInput(error.what() + position_note(q), q);
+  }
+}
+
+void Interpreter::evaluate_aggregate(const Node& node, std::vector<Value>& out, int n) {
+  const auto& matrix = selector_[size_t(node.inputs[0])];
+  const auto& values = sop_[size_t(node.inputs[1])];
+  out.resize(size_t(n));
+  for (int q = 0; q < n; ++q) {
+    const uint8_t* row = matrix.data() + size_t(q) * size_t(n);
+    int selected = 0;
+    int last = -1;
+    for (int k = 0; k < n; ++k) {
+      if (row[k]) {
+        ++selected;
+        last = k;
+      }
+    }
+    if (selected == 0)
+      out[size_t(q)] = node.default_value;
+    else if (selected == 1)
+      out[size_t(q)] = values[size_t(last)];
+    else
+      out[size_t(q)] = mean_of_selected(node, row, values, n, selected, q);
+  }
+}
+
+// The exact mean of the selected values (numbers, and bools as 0/1), as a reduced rational.
+Value Interpreter::mean_of_selected(const Node& node, const uint8_t* row, const std::vector<Value>& values,
+                                    int n, int selected, int q) const {
+  __int128 num = 0;
+  __int128 den = 1;
+  for (int k = 0; k < n; ++k) {
+    if (!row[k]) continue;
+    const Value& v = values[size_t(k)];
+    if (v.kind == ValueKind::String) fail_mean_of_strings(node, row, values, n, selected, q);
+    const int64_t v_num = v.kind == ValueKind::Bool ? int64_t(v.boolean) : v.number.num;
+    const int64_t v_den = v.kind == ValueKind::Bool ? 1 : v.number.den;
+    if (v_den == den) {
+      num += v_num;  // at most n * 2^63 in magnitude: no overflow
+    } else {
+      // Cross-multiplying needs both partial terms below 2^63 in magnitude to stay inside __int128.
+      if (num > kInt64Max || num < -kInt64Max || den > kInt64Max) fail_mean_overflow(node, q);
+      num = num * v_den + __int128(v_num) * den;
+      den *= v_den;
+      __int128 g = gcd128(num, den);
+      if (g > 1) {
+        num /= g;
+        den /= g;
+      }
+    }
+  }
+  den *= selected;
+  __int128 g = gcd128(num, den);
+  if (g > 1) {
+    num /= g;
+    den /= g;
+  }
+  if (num > kInt64Max || num < -kInt64Max || den > kInt64Max) fail_mean_overflow(node, q);
+  return number_value(int64_t(num), int64_t(den));
+}
+
+void Interpreter::fail_mean_overflow(const Node& node, int q) const {
+  throw UndefinedOnInput(format_error(node.span, "the mean at position " + std::to_string(q) +
+                                                     " does not fit in a 64-bit rational; use smaller numbers"),
+                         q);
+}
+
+void Interpreter::fail_mean_of_strings(const Node& node, const uint8_t* row, const std::vector<Value>& values,
+                                       int n, int selected, int q) const {
+  std::string listed;
+  int shown = 0;
+  for (int k = 0; k < n && shown < 4; ++k) {
+    if (!row[k]) continue;
+    listed += (shown ? ", " : "") + to_source(values[size_t(k)]);
+    ++shown;
+  }
+  if (selected > shown) listed += ", ...";
+  throw UndefinedOnInput(
+      format_error(node.span, "at position " + std::to_string(q) + " this aggregate selects " +
+                                  std::to_string(selected) + " positions and would average their values (" +
+                                  listed + "), but a mean needs numbers; make the selector pick at most one "
+                                           "position there, or aggregate a numeric s-op"),
+      q);
+}
+
+}  // namespace raspc

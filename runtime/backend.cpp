@@ -1,0 +1,64 @@
+// The dispatch point between the CPU and CUDA backends, and greedy generation over either.
+#include <algorithm>
+
+#include "runtime/cpu_backend.hpp"
+#include "runtime/forward.hpp"
+#include "support/diagnostics.hpp"
+
+// The CUDA backend is linked in only when CMake found a CUDA compiler (RASPC_WITH_CUDA).
+#if defined(RASPC_WITH_CUDA) && __has_include("runtime/cuda/cuda_backend.hpp")
+#include "runtime/cuda/cuda_backend.hpp"
+#define RASPC_CUDA_DISPATCH 1
+#endif
+
+namespace raspc {
+
+Device parse_device(const std::string& name) {
+  if (name == "cpu") return Device::Cpu;
+  if (name == "cuda") return Device::Cuda;
+  auto arg = std::make_shared<SourceFile>(SourceFile{"--device", name});
+  fail_at(Span{arg, 0, uint32_t(std::max<size_t>(name.size(), 1))},
+          "unknown device \"" + name + "\"; use cpu or cuda");
+}
+
+std::unique_ptr<Backend> make_backend(const Model& model, Device device) {
+  if (device == Device::Cpu) return std::make_unique<CpuBackend>(model);
+#ifdef RASPC_CUDA_DISPATCH
+  return make_cuda_backend(model);
+#else
+  fail_at(Span{}, "raspc was built without CUDA, so --device cuda is not available; use --device cpu, or "
+                  "rebuild on a machine with the CUDA toolkit");
+#endif
+}
+
+std::vector<int> generate_greedy(Backend& backend, const Model& model, const std::vector<int>& prompt, int count) {
+  const int P = model.config.n_positions;
+  const bool has_bos = model.bos_id >= 0;
+  const int window = P - (has_bos ? 1 : 0);  // tokens that fit beside BOS
+  if (window <= 0) fail_at(Span{}, "the model has no room for any token beside BOS");
+  std::vector<int> tokens = prompt;
+  std::vector<int> generated;
+  std::unique_ptr<Decoder> decoder = backend.decoder();
+  const float* logits = nullptr;
+  auto refill = [&] {  // recompute the decoder's cache over the current window
+    decoder->reset();
+    if (has_bos) logits = decoder->step(model.bos_id);
+    size_t first = tokens.size() > size_t(window) ? tokens.size() - window : 0;
+    for (size_t i = first; i < tokens.size(); ++i) logits = decoder->step(tokens[i]);
+  };
+  refill();
+  for (int i = 0; i < count; ++i) {
+    if (!logits) fail_at(Span{}, "generation needs a prompt of at least one token for a model without BOS");
+    int best = -1;
+    for (int v = 0; v < model.config.vocab_size; ++v)
+      if (v != model.bos_id && (best < 0 || logits[v] > logits[best])) best = v;
+    tokens.push_back(best);
+    generated.push_back(best);
+    if (i + 1 == count) break;
+    if (decoder->position() < P) logits = decoder->step(best);
+    else refill();
+  }
+  return generated;
+}
+
+}  // namespace raspc

@@ -1,0 +1,340 @@
+#include "runtime/cpu_backend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include <Eigen/Core>
+
+#include "support/diagnostics.hpp"
+
+namespace raspc {
+
+namespace {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using MatrixMap = Eigen::Map<RowMatrix>;
+using ConstMatrixMap = Eigen::Map<const RowMatrix>;
+using ConstRowVectorMap = Eigen::Map<const Eigen::RowVectorXf>;
+
+void check_token(const Model& model, int token) {
+  if (token < 0 || token >= model.config.vocab_size)
+    fail_at(Span{}, "token id " + std::to_string(token) + " is outside the model's vocabulary (0.." +
+                        std::to_string(model.config.vocab_size - 1) + ")");
+}
+
+}  // namespace
+
+double encoder_forward(float* out, const int* tokens, const int* positions, const float* wte, const float* wpe,
+                       int N, int C) {
+  double flops = 0;
+  for (int n = 0; n < N; ++n) {
+    float* o = out + size_t(n) * C;
+    if (tokens[n] < 0) {
+      std::fill(o, o + C, 0.0f);
+      continue;
+    }
+    const float* te = wte + size_t(tokens[n]) * C;
+    const float* pe = wpe + size_t(positions[n]) * C;
+    for (int c = 0; c < C; ++c) o[c] = te[c] + pe[c];
+    flops += C;
+  }
+  return flops;
+}
+
+double layernorm_forward(float* out, float* mean, float* rstd, const float* in, const float* w, const float* b,
+                         int N, int C) {
+  for (int n = 0; n < N; ++n) {
+    const float* x = in + size_t(n) * C;
+    float* o = out + size_t(n) * C;
+    float sum = 0.0f;
+    for (int c = 0; c < C; ++c) sum += x[c];
+    float m = sum / C;
+    float var = 0.0f;
+    for (int c = 0; c < C; ++c) {
+      float d = x[c] - m;
+      var += d * d;
+    }
+    var /= C;
+    float s = 1.0f / std::sqrt(var + kLayerNormEpsilon);
+    for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * w[c] + b[c];
+    if (mean) mean[n] = m;
+    if (rstd) rstd[n] = s;
+  }
+  // Per row: sum C; mean 1; variance 3C + 1; rstd 3 (add, sqrt, divide); normalise 4C.
+  return double(N) * (8.0 * C + 5);
+}
+
+double matmul_forward(float* out, const float* in, const float* w, const float* bias, int N, int IC, int OC) {
+  ConstMatrixMap x(in, N, IC);
+  ConstMatrixMap weight(w, IC, OC);
+  MatrixMap y(out, N, OC);
+  y.noalias() = x * weight;
+  if (bias) y.rowwise() += ConstRowVectorMap(bias, OC);
+  return 2.0 * N * IC * OC + (bias ? double(N) * OC : 0.0);
+}
+
+double attention_row(float* out, float* att, int att_stride, const float* q, const float* k, const float* v,
+                     int kv_stride, int n_keys, int C, int NH) {
+  const int hs = C / NH;
+  const float scale = 1.0f / std::sqrt(float(hs));
+  for (int h = 0; h < NH; ++h) {
+    const float* qh = q + h * hs;
+    float* p = att + size_t(h) * att_stride;
+    float max_score = -std::numeric_limits<float>::infinity();
+    for (int j = 0; j < n_keys; ++j) {
+      const float* kh = k + size_t(j) * kv_stride + h * hs;
+      float dot = 0.0f;
+      for (int d = 0; d < hs; ++d) dot += qh[d] * kh[d];
+      p[j] = dot * scale;
+      max_score = std::max(max_score, p[j]);
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < n_keys; ++j) {
+      p[j] = std::exp(p[j] - max_score);
+      sum += p[j];
+    }
+    float inv_sum = 1.0f / sum;
+    for (int j = 0; j < n_keys; ++j) p[j] *= inv_sum;
+    float* oh = out + h * hs;
+    std::fill(oh, oh + hs, 0.0f);
+    for (int j = 0; j < n_keys; ++j) {
+      const float* vh = v + size_t(j) * kv_stride + h * hs;
+      for (int d = 0; d < hs; ++d) oh[d] += p[j] * vh[d];
+    }
+  }
+  // Per head: scores (2hs + 1) n; softmax 5n + 1 (max, subtract, exp, sum, scale); values 2 hs n.
+  return double(NH) * ((4.0 * hs + 6.0) * n_keys + 1.0);
+}
+
+double attention_forward(float* out, float* att, const float* qkv, const int* lengths, int B, int T, int C, int NH,
+                         bool causal) {
+  double flops = 0;
+  const int C3 = 3 * C;
+  for (int b = 0; b < B; ++b) {
+    const float* seq = qkv + size_t(b) * T * C3;
+    float* att_b = att + size_t(b) * NH * T * T;
+    for (int t = 0; t < T; ++t) {
+      float* o = out + (size_t(b) * T + t) * C;
+      float* a = att_b + size_t(t) * T;  // head h's row is at a + h*T*T
+      for (int h = 0; h < NH; ++h) std::fill(a + size_t(h) * T * T, a + size_t(h) * T * T + T, 0.0f);
+      if (t >= lengths[b]) {
+        std::fill(o, o + C, 0.0f);
+        continue;
+      }
+      int n_keys = causal ? t + 1 : lengths[b];
+      flops += attention_row(o, a, T * T, seq + size_t(t) * C3, seq + C, seq + 2 * C, C3, n_keys, C, NH);
+    }
+  }
+  return flops;
+}
+
+double gelu_forward(float* out, const float* in, size_t n) {
+  const float k = std::sqrt(2.0f / float(M_PI));
+  for (size_t i = 0; i < n; ++i) {
+    float x = in[i];
+    float cube = 0.044715f * x * x * x;
+    out[i] = 0.5f * x * (1.0f + std::tanh(k * (x + cube)));
+  }
+  // cube 3, inner add and multiply 2, tanh 1, outer add and two multiplies 3.
+  return 9.0 * n;
+}
+
+double relu_forward(float* out, const float* in, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+  return double(n);
+}
+
+double residual_forward(float* x, const float* delta, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] += delta[i];
+  return double(n);
+}
+
+double unembed_forward(float* logits, const float* x, const float* wte, int N, int C, int V) {
+  ConstMatrixMap xs(x, N, C);
+  ConstMatrixMap embedding(wte, V, C);
+  MatrixMap y(logits, N, V);
+  y.noalias() = xs * embedding.transpose();
+  return 2.0 * N * C * V;
+}
+
+// --- the batched forward ------------------------------------------------------------------------
+
+ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options) {
+  const ModelConfig& cfg = model_.config;
+  const ParameterViews& w = model_.w;
+  const int B = int(batch.size()), C = cfg.n_embd, NH = cfg.n_head, I = cfg.n_inner, V = cfg.vocab_size;
+  const int L = cfg.n_layer, stages = 2 * L + 1;
+
+  ForwardResult result;
+  result.batch = B;
+  result.vocab = V;
+  result.n_embd = C;
+  result.n_layer = L;
+  result.n_head = NH;
+  int T = 0;
+  for (const auto& seq : batch) {
+    if (int(seq.size()) > cfg.n_positions)
+      fail_at(Span{}, "a sequence of " + std::to_string(seq.size()) + " tokens is longer than the model's " +
+                          std::to_string(cfg.n_positions) + " positions");
+    for (int token : seq) check_token(model_, token);
+    T = std::max(T, int(seq.size()));
+    result.lengths.push_back(int(seq.size()));
+  }
+  result.time = T;
+  if (B == 0 || T == 0) return result;
+  const size_t N = size_t(B) * T;
+
+  // One allocation for every activation of this call (llm.c style views).
+  const size_t sizes[] = {N * C, N * C, N * 3 * C, N * C, N * C, N * I, N * I, size_t(B) * NH * T * T};
+  size_t total = 0;
+  for (size_t s : sizes) total += s;
+  std::vector<float> buffer(total);
+  float* cursor = buffer.data();
+  auto take = [&](size_t n) { float* p = cursor; cursor += n; return p; };
+  float* x = take(N * C);           // (B,T,C) the residual stream
+  float* ln = take(N * C);          // (B,T,C) LayerNorm output
+  float* qkv = take(N * 3 * C);     // (B,T,3C)
+  float* att_out = take(N * C);     // (B,T,C)
+  float* delta = take(N * C);       // (B,T,C) a sub-layer's output before the residual add
+  float* fc = take(N * I);          // (B,T,I)
+  float* act = take(N * I);         // (B,T,I)
+  float* att = take(size_t(B) * NH * T * T);  // (B,NH,T,T)
+
+  std::vector<int> tokens(N, -1), positions(N, 0);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < result.lengths[b]; ++t) {
+      tokens[size_t(b) * T + t] = batch[b][t];
+      positions[size_t(b) * T + t] = t;
+    }
+
+  if (options.capture_residual) result.residual.assign(size_t(B) * stages * T * C, 0.0f);
+  if (options.capture_attention) result.attention.assign(size_t(B) * L * NH * T * T, 0.0f);
+  auto capture_residual = [&](int stage) {
+    if (!options.capture_residual) return;
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < result.lengths[b]; ++t)
+        std::memcpy(result.residual.data() + ((size_t(b) * stages + stage) * T + t) * C,
+                    x + (size_t(b) * T + t) * C, C * sizeof(float));
+  };
+
+  double flops = encoder_forward(x, tokens.data(), positions.data(), w.wte, w.wpe, int(N), C);
+  capture_residual(0);
+  for (int l = 0; l < L; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    const float* in = x;
+    if (cfg.layer_norm) {
+      flops += layernorm_forward(ln, nullptr, nullptr, x, lw.ln_1_w, lw.ln_1_b, int(N), C);
+      in = ln;
+    }
+    flops += matmul_forward(qkv, in, lw.attn_w, lw.attn_b, int(N), C, 3 * C);
+    flops += attention_forward(att_out, att, qkv, result.lengths.data(), B, T, C, NH, cfg.causal);
+    flops += matmul_forward(delta, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
+    flops += residual_forward(x, delta, N * C);
+    capture_residual(2 * l + 1);
+    if (options.capture_attention)
+      for (int b = 0; b < B; ++b)
+        std::memcpy(result.attention.data() + (size_t(b) * L + l) * NH * T * T, att + size_t(b) * NH * T * T,
+                    size_t(NH) * T * T * sizeof(float));
+    if (I > 0) {
+      in = x;
+      if (cfg.layer_norm) {
+        flops += layernorm_forward(ln, nullptr, nullptr, x, lw.ln_2_w, lw.ln_2_b, int(N), C);
+        in = ln;
+      }
+      flops += matmul_forward(fc, in, lw.fc_w, lw.fc_b, int(N), C, I);
+      flops += cfg.activation == Activation::Gelu ? gelu_forward(act, fc, N * I) : relu_forward(act, fc, N * I);
+      flops += matmul_forward(delta, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
+      flops += residual_forward(x, delta, N * C);
+    }
+    capture_residual(2 * l + 2);
+  }
+  const float* final_stream = x;
+  if (cfg.layer_norm) {
+    flops += layernorm_forward(ln, nullptr, nullptr, x, w.ln_f_w, w.ln_f_b, int(N), C);
+    final_stream = ln;
+  }
+  result.logits.resize(N * V);
+  flops += unembed_forward(result.logits.data(), final_stream, w.wte, int(N), C, V);
+  for (int b = 0; b < B; ++b)
+    for (int t = result.lengths[b]; t < T; ++t)
+      std::fill_n(result.logits.data() + (size_t(b) * T + t) * V, V, 0.0f);
+  if (options.count_flops) result.flops = flops;
+  return result;
+}
+
+std::unique_ptr<Decoder> CpuBackend::decoder() {
+  if (!model_.config.causal)
+    fail_at(Span{}, "this model is bidirectional, so it cannot decode token by token with a KV cache (every "
+                    "position sees later ones); run it with `raspc run` instead");
+  return std::make_unique<CpuDecoder>(model_);
+}
+
+// --- the KV-cached decoder -------------------------------------------------------------------------
+
+CpuDecoder::CpuDecoder(const Model& model) : model_(model) {
+  const ModelConfig& cfg = model.config;
+  const size_t C = cfg.n_embd, I = cfg.n_inner, P = cfg.n_positions, V = cfg.vocab_size, NH = cfg.n_head;
+  buffer_.assign(4 * C + 2 * I + NH * P + V + size_t(cfg.n_layer) * P * 3 * C, 0.0f);
+  float* cursor = buffer_.data();
+  auto take = [&](size_t n) { float* p = cursor; cursor += n; return p; };
+  x_ = take(C);
+  ln_ = take(C);
+  att_out_ = take(C);
+  delta_ = take(C);
+  fc_ = take(I);
+  act_ = take(I);
+  att_ = take(NH * P);
+  logits_ = take(V);
+  for (int l = 0; l < cfg.n_layer; ++l) qkv_cache_.push_back(take(P * 3 * C));
+}
+
+const float* CpuDecoder::step(int token) {
+  const ModelConfig& cfg = model_.config;
+  const ParameterViews& w = model_.w;
+  const int C = cfg.n_embd, NH = cfg.n_head, I = cfg.n_inner, V = cfg.vocab_size, P = cfg.n_positions;
+  if (position_ >= P)
+    fail_at(Span{}, "the decoder already holds " + std::to_string(P) +
+                        " tokens, the model's maximum; reset it or keep a shorter window");
+  check_token(model_, token);
+  const int t = position_;
+  double flops = encoder_forward(x_, &token, &t, w.wte, w.wpe, 1, C);
+  for (int l = 0; l < cfg.n_layer; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    const float* in = x_;
+    if (cfg.layer_norm) {
+      flops += layernorm_forward(ln_, nullptr, nullptr, x_, lw.ln_1_w, lw.ln_1_b, 1, C);
+      in = ln_;
+    }
+    float* cache = qkv_cache_[l];  // (P,3C)
+    float* row = cache + size_t(t) * 3 * C;
+    flops += matmul_forward(row, in, lw.attn_w, lw.attn_b, 1, C, 3 * C);
+    flops += attention_row(att_out_, att_, P, row, cache + C, cache + 2 * C, 3 * C, t + 1, C, NH);
+    flops += matmul_forward(delta_, att_out_, lw.attn_proj_w, lw.attn_proj_b, 1, C, C);
+    flops += residual_forward(x_, delta_, C);
+    if (I > 0) {
+      in = x_;
+      if (cfg.layer_norm) {
+        flops += layernorm_forward(ln_, nullptr, nullptr, x_, lw.ln_2_w, lw.ln_2_b, 1, C);
+        in = ln_;
+      }
+      flops += matmul_forward(fc_, in, lw.fc_w, lw.fc_b, 1, C, I);
+      flops += cfg.activation == Activation::Gelu ? gelu_forward(act_, fc_, I) : relu_forward(act_, fc_, I);
+      flops += matmul_forward(delta_, act_, lw.fc_proj_w, lw.fc_proj_b, 1, I, C);
+      flops += residual_forward(x_, delta_, C);
+    }
+  }
+  const float* final_stream = x_;
+  if (cfg.layer_norm) {
+    flops += layernorm_forward(ln_, nullptr, nullptr, x_, w.ln_f_w, w.ln_f_b, 1, C);
+    final_stream = ln_;
+  }
+  flops += unembed_forward(logits_, final_stream, w.wte, 1, C, V);
+  last_step_flops_ = flops;
+  ++position_;
+  return logits_;
+}
+
+}  // namespace raspc

@@ -1,0 +1,182 @@
+#include "runtime/model_output.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+#include "support/diagnostics.hpp"
+
+namespace raspc {
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The ids a user may give: input_ids, or every non-BOS token when the model lists none.
+std::vector<int> input_vocabulary(const Model& model) {
+  if (!model.input_ids.empty()) return model.input_ids;
+  std::vector<int> ids;
+  for (int v = 0; v < model.config.vocab_size; ++v)
+    if (v != model.bos_id) ids.push_back(v);
+  return ids;
+}
+
+std::string describe_vocabulary(const Model& model, const std::vector<int>& ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) s += ' ';
+    s += model.vocab[ids[i]];
+  }
+  return s;
+}
+
+}  // namespace
+
+std::vector<int> parse_model_input(const Model& model, const std::string& text, const std::string& origin) {
+  auto source = std::make_shared<SourceFile>(SourceFile{origin, text});
+  auto span = [&](size_t begin, size_t end) {
+    return Span{source, uint32_t(begin), uint32_t(std::max(end, begin + 1))};
+  };
+  const std::vector<int> allowed = input_vocabulary(model);
+  auto lookup = [&](size_t begin, size_t end) {
+    std::string token = text.substr(begin, end - begin);
+    int id = model.token_id(token);
+    bool ok = id >= 0;
+    if (ok) {
+      ok = false;
+      for (int a : allowed) ok = ok || a == id;
+    }
+    if (!ok)
+      fail_at(span(begin, end), "\"" + token + "\" is not in the model's input vocabulary (" +
+                                    describe_vocabulary(model, allowed) + ")");
+    return id;
+  };
+
+  size_t begin = 0, end = text.size();
+  while (begin < end && is_space(text[begin])) ++begin;
+  while (end > begin && is_space(text[end - 1])) --end;
+  std::vector<int> tokens;
+  if (begin < end && text[begin] == '[') {
+    if (text[end - 1] != ']') fail_at(span(begin, end), "a list input must end with ']', as in [3,1,2,4]");
+    size_t item = begin + 1;
+    const size_t close = end - 1;
+    while (item <= close) {
+      size_t comma = text.find(',', item);
+      if (comma == std::string::npos || comma > close) comma = close;
+      size_t a = item, b = comma;
+      while (a < b && is_space(text[a])) ++a;
+      while (b > a && is_space(text[b - 1])) --b;
+      if (b - a >= 2 && (text[a] == '"' || text[a] == '\'') && text[b - 1] == text[a]) {
+        ++a;
+        --b;
+      }
+      if (a == b) {
+        if (comma == close && tokens.empty() && item == close) break;  // "[]"
+        fail_at(span(item, comma), "an item of the list input is empty");
+      }
+      tokens.push_back(lookup(a, b));
+      item = comma + 1;
+      if (comma == close) break;
+    }
+  } else {
+    if (end - begin >= 2 && text[begin] == '"' && text[end - 1] == '"') {
+      ++begin;
+      --end;
+    }
+    for (size_t i = begin; i < end; ++i) tokens.push_back(lookup(i, i + 1));
+  }
+  if (tokens.empty()) fail_at(span(0, text.size()), "the input is empty; give at least one token");
+  const int capacity = model.config.n_positions - (model.bos_id >= 0 ? 1 : 0);
+  if (int(tokens.size()) > capacity)
+    fail_at(span(0, text.size()),
+            "the input has " + std::to_string(tokens.size()) + " tokens but the model takes at most " +
+                std::to_string(capacity) +
+                (model.bos_id >= 0 ? " (its " + std::to_string(model.config.n_positions) + " positions minus BOS)"
+                                   : std::string(" (its positions)")));
+  return tokens;
+}
+
+std::vector<int> with_bos(const Model& model, const std::vector<int>& tokens) {
+  std::vector<int> sequence;
+  if (model.bos_id >= 0) sequence.push_back(model.bos_id);
+  sequence.insert(sequence.end(), tokens.begin(), tokens.end());
+  return sequence;
+}
+
+ForwardOptions output_forward_options(const Model& model) {
+  ForwardOptions options;
+  const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
+  options.capture_residual = output.is_object() && output.value("encoding", "") == "numerical";
+  return options;
+}
+
+PositionOutputs read_outputs(const Model& model, const ForwardResult& result, int b) {
+  const int first = model.bos_id >= 0 ? 1 : 0;
+  const int length = result.lengths.at(b);
+  const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
+  PositionOutputs out;
+
+  if (output.is_object() && output.value("encoding", "") == "numerical") {
+    int dim = output.value("dim", -1);
+    if (dim < 0 || dim >= model.config.n_embd)
+      fail_at(Span{}, "the model's output metadata names residual dimension " + std::to_string(dim) +
+                          ", outside 0.." + std::to_string(model.config.n_embd - 1));
+    if (result.residual.empty())
+      fail_at(Span{}, "reading a numerical output needs the residual stream (output_forward_options)");
+    const int last_stage = 2 * model.config.n_layer;
+    for (int t = first; t < length; ++t) {
+      float value = result.residual_at(b, last_stage, t)[dim];
+      char text[32];
+      std::snprintf(text, sizeof text, "%.6g", value == 0.0f ? 0.0f : value);  // no "-0"
+      out.values.push_back(text);
+      out.margins.push_back(std::numeric_limits<float>::quiet_NaN());
+    }
+    return out;
+  }
+
+  std::vector<int> candidates;
+  if (output.is_object() && output.contains("token_ids")) {
+    for (const nlohmann::json& id : output["token_ids"]) {
+      if (!id.is_number_integer() || id.get<int>() < 0 || id.get<int>() >= model.config.vocab_size)
+        fail_at(Span{}, "the model's output metadata lists token id " + id.dump() + ", outside its vocabulary");
+      candidates.push_back(id.get<int>());
+    }
+  } else {
+    for (int v = 0; v < model.config.vocab_size; ++v)
+      if (v != model.bos_id || !output.is_object()) candidates.push_back(v);
+  }
+  for (int t = first; t < length; ++t) {
+    const float* logits = result.logits_at(b, t);
+    int best = -1;
+    float runner_up = -std::numeric_limits<float>::infinity();
+    for (int v : candidates) {
+      if (best < 0 || logits[v] > logits[best]) {
+        if (best >= 0) runner_up = logits[best];
+        best = v;
+      } else {
+        runner_up = std::max(runner_up, logits[v]);
+      }
+    }
+    out.values.push_back(model.vocab[best]);
+    out.margins.push_back(candidates.size() > 1 ? logits[best] - runner_up : std::numeric_limits<float>::infinity());
+  }
+  return out;
+}
+
+PositionOutputs run_positions(Backend& backend, const Model& model, const std::vector<int>& tokens) {
+  ForwardResult result = backend.forward({with_bos(model, tokens)}, output_forward_options(model));
+  return read_outputs(model, result, 0);
+}
+
+std::string format_outputs(const std::vector<std::string>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) s += ",";
+    s += values[i];
+  }
+  return s + "]";
+}
+
+}  // namespace raspc

@@ -1,0 +1,50 @@
+// A model's inputs and outputs as a user sees them: token sequences parsed against the model's own
+// vocabulary, and one output value per input position read off the forward's result.
+//
+// Model::metadata["output"] says how to read the output:
+//   {"encoding": "categorical"}           argmax of the logits over metadata["output"]["token_ids"]
+//                                         when present, else over every non-BOS token
+//   {"encoding": "numerical", "dim": k}   the final residual stream (the last stage, before ln_f)
+//                                         at dimension k, printed with up to 6 significant digits
+//   absent                                argmax over the whole vocabulary
+// When the model has a BOS token its input is [BOS] + tokens and position 0's output is dropped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/forward.hpp"
+#include "runtime/model.hpp"
+
+namespace raspc {
+
+// The token ids of a sequence the user wrote: "hello" (or hello) is one token per character,
+// "[3,1,2,4]" or "[a, b]" a list of tokens (quotes around an item are dropped). Every token must be
+// in the model's input vocabulary and the sequence must fit beside BOS in n_positions; errors
+// point at `text` with a caret, naming it `origin`.
+std::vector<int> parse_model_input(const Model& model, const std::string& text, const std::string& origin = "--input");
+
+// [BOS] + tokens when the model has a BOS token, else tokens.
+std::vector<int> with_bos(const Model& model, const std::vector<int>& tokens);
+
+// The forward options reading the outputs needs (the residual stream for a numerical output).
+ForwardOptions output_forward_options(const Model& model);
+
+struct PositionOutputs {
+  std::vector<std::string> values;  // one per input position (BOS excluded)
+  // Categorical: the logit of the chosen token minus the best other candidate's (infinity with a
+  // single candidate). Numerical: NaN (there is no margin to read).
+  std::vector<float> margins;
+};
+
+// The outputs of sequence b of `result`, which must come from a forward over with_bos(tokens)
+// with output_forward_options(model).
+PositionOutputs read_outputs(const Model& model, const ForwardResult& result, int b);
+
+// Runs one input sequence (token ids without BOS) and reads its outputs.
+PositionOutputs run_positions(Backend& backend, const Model& model, const std::vector<int>& tokens);
+
+// "[1,1,2,2,1]": the values joined by commas, as `raspc eval` prints a sequence.
+std::string format_outputs(const std::vector<std::string>& values);
+
+}  // namespace raspc

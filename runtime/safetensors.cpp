@@ -1,0 +1,315 @@
+#include "runtime/safetensors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "support/atomic_file.hpp"
+#include "support/diagnostics.hpp"
+
+namespace raspc {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kHeaderLengthBytes = 8;
+
+// The largest header we accept: Hugging Face's own limit (100 MB) keeps a corrupt length field
+// from becoming a huge allocation.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+std::string dump_compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+json config_to_json(const ModelConfig& c) {
+  return json{{"n_layer", c.n_layer},       {"n_head", c.n_head},
+              {"n_embd", c.n_embd},         {"n_inner", c.n_inner},
+              {"n_positions", c.n_positions}, {"vocab_size", c.vocab_size},
+              {"causal", c.causal},         {"layer_norm", c.layer_norm},
+              {"activation", c.activation == Activation::Gelu ? "gelu" : "relu"}};
+}
+
+ModelConfig config_from_json(const json& j, const std::string& origin) {
+  auto fail = [&](const std::string& message) { fail_file(origin, message); };
+  if (!j.is_object()) fail("the model config is not a JSON object");
+  auto integer = [&](const char* key, int minimum) {
+    if (!j.contains(key) || !j[key].is_number_integer())
+      fail(std::string("the model config has no integer \"") + key + "\"");
+    int64_t v = j[key].get<int64_t>();
+    if (v < minimum || v > 1'000'000'000)
+      fail(std::string("the model config's \"") + key + "\" is " + std::to_string(v) + ", outside [" +
+           std::to_string(minimum) + ", 1e9]");
+    return int(v);
+  };
+  auto boolean = [&](const char* key) {
+    if (!j.contains(key) || !j[key].is_boolean())
+      fail(std::string("the model config has no boolean \"") + key + "\"");
+    return j[key].get<bool>();
+  };
+  ModelConfig c;
+  c.n_layer = integer("n_layer", 0);
+  c.n_head = integer("n_head", 1);
+  c.n_embd = integer("n_embd", 1);
+  c.n_inner = integer("n_inner", 0);
+  c.n_positions = integer("n_positions", 1);
+  c.vocab_size = integer("vocab_size", 1);
+  c.causal = boolean("causal");
+  c.layer_norm = boolean("layer_norm");
+  if (!j.contains("activation") || !j["activation"].is_string())
+    fail("the model config has no string \"activation\"");
+  std::string activation = j["activation"].get<std::string>();
+  if (activation == "gelu") c.activation = Activation::Gelu;
+  else if (activation == "relu") c.activation = Activation::Relu;
+  else fail("the model config's \"activation\" is \"" + activation + "\"; it must be \"gelu\" or \"relu\"");
+  if (c.n_embd % c.n_head != 0)
+    fail("the model config's n_embd (" + std::to_string(c.n_embd) + ") is not a multiple of n_head (" +
+         std::to_string(c.n_head) + ")");
+  return c;
+}
+
+std::string safetensors_bytes(const json& header, std::string_view data) {
+  std::string text = "{";
+  bool first = true;
+  auto add = [&](const std::string& key, const json& value) {
+    text += first ? "\n" : ",\n";
+    first = false;
+    text += json(key).dump() + ":" + dump_compact(value);
+  };
+  if (header.contains("__metadata__")) add("__metadata__", header["__metadata__"]);
+  for (const auto& [key, value] : header.items())
+    if (key != "__metadata__") add(key, value);
+  text += "\n}";
+  text.append((8 - text.size() % 8) % 8, ' ');
+
+  std::string bytes(kHeaderLengthBytes, '\0');
+  uint64_t n = text.size();
+  for (size_t i = 0; i < 8; ++i) bytes[i] = char((n >> (8 * i)) & 0xff);
+  bytes += text;
+  bytes += data;
+  return bytes;
+}
+
+std::string serialize_model(const Model& model) {
+  const std::vector<ParameterSpec> specs = parameter_specs(model.config);
+  json header = json::object();
+  header["__metadata__"] = json{
+      {"format", "pt"},
+      {"raspc.config", dump_compact(config_to_json(model.config))},
+      {"raspc.vocab", dump_compact(json(model.vocab))},
+      {"raspc.bos_id", std::to_string(model.bos_id)},
+      {"raspc.input_ids", dump_compact(json(model.input_ids))},
+      {"raspc.residual_labels", dump_compact(json(model.residual_labels))},
+      {"raspc.metadata", dump_compact(model.metadata)},
+  };
+  for (const ParameterSpec& spec : specs) {
+    size_t begin = spec.offset * sizeof(float);
+    header[spec.name] = json{{"dtype", "F32"}, {"shape", spec.shape},
+                             {"data_offsets", {begin, begin + spec.size() * sizeof(float)}}};
+  }
+  std::string data(model.storage.size() * sizeof(float), '\0');
+  if (!data.empty()) std::memcpy(data.data(), model.storage.data(), data.size());
+  return safetensors_bytes(header, data);
+}
+
+void save_model(const Model& model, const std::string& path) { write_file_atomically(path, serialize_model(model)); }
+
+namespace {
+
+// Parsing state: the file name, the header as a SourceFile for caret errors.
+struct HeaderReader {
+  std::string file_name;
+  std::shared_ptr<SourceFile> header;
+
+  // The span of `"key"` in the header text (the first occurrence), so errors about one tensor or
+  // metadata entry point at it; the whole header when the key cannot be found.
+  Span span_of_key(const std::string& key) const {
+    std::string quoted = json(key).dump();
+    size_t at = header->text.find("\n" + quoted + ":");  // a top-level entry, as raspc writes them
+    at = at == std::string::npos ? header->text.find(quoted) : at + 1;
+    if (at == std::string::npos) return Span{header, 0, uint32_t(std::min<size_t>(header->text.size(), 1))};
+    return Span{header, uint32_t(at), uint32_t(at + quoted.size())};
+  }
+  [[noreturn]] void fail_key(const std::string& key, const std::string& message) const {
+    fail_at(span_of_key(key), message);
+  }
+};
+
+json parse_metadata_json(const HeaderReader& reader, const json& metadata, const std::string& key) {
+  if (!metadata.contains(key))
+    reader.fail_key("__metadata__", "__metadata__ has no \"" + key + "\" entry; this is not a raspc model file");
+  try {
+    return json::parse(metadata[key].get<std::string>());
+  } catch (const json::parse_error&) {
+    reader.fail_key(key, "the __metadata__ entry \"" + key + "\" is not valid JSON text");
+  }
+}
+
+}  // namespace
+
+Model parse_model(std::string_view bytes, const std::string& name) {
+  if (bytes.size() < kHeaderLengthBytes)
+    fail_file(name, "the file is truncated: it has " + std::to_string(bytes.size()) +
+                        " bytes, fewer than the 8-byte header length of a safetensors file");
+  uint64_t header_length = 0;
+  for (size_t i = 0; i < 8; ++i) header_length |= uint64_t(uint8_t(bytes[i])) << (8 * i);
+  if (header_length > bytes.size() - kHeaderLengthBytes || header_length > kMaxHeaderBytes)
+    fail_file(name, "the header length field says " + std::to_string(header_length) +
+                        " bytes, past the end of the file (" + std::to_string(bytes.size()) +
+                        " bytes); the file is truncated or not a safetensors file");
+
+  HeaderReader reader;
+  reader.file_name = name;
+  reader.header = std::make_shared<SourceFile>();
+  reader.header->name = name + ":header";
+  reader.header->text = std::string(bytes.substr(kHeaderLengthBytes, header_length));
+  const std::string_view data = bytes.substr(kHeaderLengthBytes + header_length);
+
+  json header;
+  try {
+    header = json::parse(reader.header->text);
+  } catch (const json::parse_error& e) {
+    // e.byte is 1-based and points one past the last character read.
+    uint32_t at = uint32_t(std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, reader.header->text.size()));
+    std::string what = e.what();
+    size_t colon = what.find(": ");
+    std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    fail_at(Span{reader.header, at, at + 1}, "the JSON header is malformed: " + detail);
+  }
+  if (!header.is_object()) fail_at(Span{reader.header, 0, 1}, "the JSON header is not an object");
+
+  if (!header.contains("__metadata__") || !header["__metadata__"].is_object())
+    fail_at(Span{reader.header, 0, 1}, "the header has no __metadata__ object; this is not a raspc model file");
+  const json& metadata = header["__metadata__"];
+  for (const auto& [key, value] : metadata.items())
+    if (!value.is_string())
+      reader.fail_key(key, "the __metadata__ entry \"" + key + "\" is not a string (safetensors metadata maps strings to strings)");
+
+  Model model;
+  model.config = config_from_json(parse_metadata_json(reader, metadata, "raspc.config"), name);
+  const ModelConfig& config = model.config;
+
+  json vocab = parse_metadata_json(reader, metadata, "raspc.vocab");
+  if (!vocab.is_array() || !std::all_of(vocab.begin(), vocab.end(), [](const json& t) { return t.is_string(); }))
+    reader.fail_key("raspc.vocab", "raspc.vocab must be a JSON list of token strings");
+  model.vocab = vocab.get<std::vector<std::string>>();
+  if (int(model.vocab.size()) != config.vocab_size)
+    reader.fail_key("raspc.vocab", "raspc.vocab has " + std::to_string(model.vocab.size()) +
+                                       " tokens but the config says vocab_size " + std::to_string(config.vocab_size));
+
+  json bos = parse_metadata_json(reader, metadata, "raspc.bos_id");
+  if (!bos.is_number_integer() || bos.get<int64_t>() < -1 || bos.get<int64_t>() >= config.vocab_size)
+    reader.fail_key("raspc.bos_id", "raspc.bos_id must be -1 or a token id below vocab_size");
+  model.bos_id = bos.get<int>();
+
+  json input_ids = parse_metadata_json(reader, metadata, "raspc.input_ids");
+  if (!input_ids.is_array())
+    reader.fail_key("raspc.input_ids", "raspc.input_ids must be a JSON list of token ids");
+  for (const json& id : input_ids) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= config.vocab_size ||
+        id.get<int64_t>() == model.bos_id)
+      reader.fail_key("raspc.input_ids", "raspc.input_ids must list non-BOS token ids below vocab_size");
+    model.input_ids.push_back(id.get<int>());
+  }
+
+  json labels = parse_metadata_json(reader, metadata, "raspc.residual_labels");
+  if (!labels.is_array() || !std::all_of(labels.begin(), labels.end(), [](const json& t) { return t.is_string(); }))
+    reader.fail_key("raspc.residual_labels", "raspc.residual_labels must be a JSON list of strings");
+  model.residual_labels = labels.get<std::vector<std::string>>();
+  if (!model.residual_labels.empty() && int(model.residual_labels.size()) != config.n_embd)
+    reader.fail_key("raspc.residual_labels", "raspc.residual_labels has " + std::to_string(model.residual_labels.size()) +
+                                                 " labels but the config says n_embd " + std::to_string(config.n_embd));
+
+  if (metadata.contains("raspc.metadata")) {
+    model.metadata = parse_metadata_json(reader, metadata, "raspc.metadata");
+    if (!model.metadata.is_object()) reader.fail_key("raspc.metadata", "raspc.metadata must be a JSON object");
+  }
+
+  // Tensors: every expected one present with dtype F32 and the config's shape; nothing else.
+  model.allocate();
+  const std::vector<ParameterSpec> specs = parameter_specs(config);
+  std::map<std::string, const ParameterSpec*> expected;
+  for (const ParameterSpec& spec : specs) expected[spec.name] = &spec;
+  struct Placed {
+    const ParameterSpec* spec;
+    uint64_t begin, end;
+  };
+  std::vector<Placed> placed;
+  for (const auto& [key, entry] : header.items()) {
+    if (key == "__metadata__") continue;
+    auto it = expected.find(key);
+    if (it == expected.end())
+      reader.fail_key(key, "unknown tensor \"" + key + "\": a GPT-2 with this config (n_layer " +
+                               std::to_string(config.n_layer) + ", layer_norm " + (config.layer_norm ? "on" : "off") +
+                               ", n_inner " + std::to_string(config.n_inner) + ") has no such parameter");
+    const ParameterSpec& spec = *it->second;
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
+      reader.fail_key(key, "tensor \"" + key + "\" needs \"dtype\", \"shape\" and \"data_offsets\"");
+    if (!entry["dtype"].is_string() || entry["dtype"].get<std::string>() != "F32")
+      reader.fail_key(key, "tensor \"" + key + "\" has dtype " + entry["dtype"].dump() +
+                               "; raspc models store every tensor as F32");
+    const json& shape = entry["shape"];
+    bool shape_ok = shape.is_array() && shape.size() == spec.shape.size();
+    for (size_t d = 0; shape_ok && d < spec.shape.size(); ++d)
+      shape_ok = shape[d].is_number_unsigned() && shape[d].get<uint64_t>() == spec.shape[d];
+    if (!shape_ok)
+      reader.fail_key(key, "tensor \"" + key + "\" has shape " + shape.dump() + " but the config needs " +
+                               json(spec.shape).dump());
+    const json& offsets = entry["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned() || offsets[0].get<uint64_t>() > offsets[1].get<uint64_t>())
+      reader.fail_key(key, "tensor \"" + key + "\" needs data_offsets [begin, end] with begin <= end");
+    uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
+    if (end - begin != spec.size() * sizeof(float))
+      reader.fail_key(key, "tensor \"" + key + "\" has data_offsets spanning " + std::to_string(end - begin) +
+                               " bytes but its shape needs " + std::to_string(spec.size() * sizeof(float)));
+    if (end > data.size())
+      reader.fail_key(key, "tensor \"" + key + "\" has data_offsets " + offsets.dump() +
+                               " pointing past the end of the data (" + std::to_string(data.size()) +
+                               " bytes); the file is truncated");
+    placed.push_back({&spec, begin, end});
+    expected.erase(it);
+  }
+  if (!expected.empty()) {
+    // Report the first missing tensor in storage order.
+    for (const ParameterSpec& spec : specs)
+      if (expected.count(spec.name))
+        fail_at(Span{reader.header, 0, 1}, "tensor \"" + spec.name + "\" is missing; the config needs it");
+  }
+
+  std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
+  uint64_t cursor = 0;
+  for (const Placed& p : placed) {
+    if (p.begin < cursor)
+      reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" overlaps the tensor before it in the data (starts at byte " +
+                                        std::to_string(p.begin) + ", the previous one ends at " + std::to_string(cursor) + ")");
+    if (p.begin > cursor)
+      reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" leaves a gap in the data (starts at byte " +
+                                        std::to_string(p.begin) + ", the previous one ends at " + std::to_string(cursor) + ")");
+    cursor = p.end;
+  }
+  if (cursor != data.size())
+    fail_file(name, "the file has " + std::to_string(data.size() - cursor) +
+                        " bytes after the last tensor; the data section must hold exactly the tensors");
+
+  for (const Placed& p : placed) {
+    float* dst = model.storage.data() + p.spec->offset;
+    std::memcpy(dst, data.data() + p.begin, p.end - p.begin);
+    for (size_t i = 0; i < p.spec->size(); ++i)
+      if (!std::isfinite(dst[i]))
+        reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" has " + (std::isnan(dst[i]) ? "a NaN" : "an infinite") +
+                                          " value at flat index " + std::to_string(i) + "; weights must be finite");
+  }
+  return model;
+}
+
+Model load_model(const std::string& path) {
+  std::string bytes = read_file_bytes(path);
+  return parse_model(bytes, path);
+}
+
+}  // namespace raspc

@@ -1,0 +1,75 @@
+// The lexer: tokens, exact numbers, strings, comments, and where its errors point.
+#include <catch2/catch.hpp>
+
+#include "language/lex.hpp"
+
+using namespace raspc;
+
+namespace {
+
+std::shared_ptr<const SourceFile> source(const std::string& text) {
+  auto file = std::make_shared<SourceFile>();
+  file->name = "t.rasp";
+  file->text = text;
+  return file;
+}
+
+std::vector<TokenKind> kinds(const std::string& text) {
+  std::vector<TokenKind> out;
+  for (const Token& t : lex(source(text))) out.push_back(t.kind);
+  return out;
+}
+
+std::string lex_error(const std::string& text) {
+  try {
+    lex(source(text));
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("lex: operators, keywords and names") {
+  using K = TokenKind;
+  CHECK(kinds("a == b != c <= >= < > = ^ % + - * /") ==
+        std::vector<K>{K::Identifier, K::EqualEqual, K::Identifier, K::NotEqual, K::Identifier, K::LessEqual,
+                       K::GreaterEqual, K::Less, K::Greater, K::Assign, K::Caret, K::Percent, K::Plus, K::Minus,
+                       K::Star, K::Slash, K::End});
+  CHECK(kinds("def return for in if else and or not load select selector_width _x1") ==
+        std::vector<K>{K::Def, K::Return, K::For, K::In, K::If, K::Else, K::And, K::Or, K::Not, K::Load,
+                       K::Select, K::Identifier, K::Identifier, K::End});
+  CHECK(kinds("( ) [ ] { } , ; :") ==
+        std::vector<K>{K::LeftParen, K::RightParen, K::LeftBracket, K::RightBracket, K::LeftBrace,
+                       K::RightBrace, K::Comma, K::Semicolon, K::Colon, K::End});
+}
+
+TEST_CASE("lex: numbers are exact, strings keep their text, comments vanish") {
+  auto tokens = lex(source("12 1.5 0.1 \"a b\" # a comment ; \"x\"\nx"));
+  REQUIRE(tokens.size() == 6);
+  CHECK(tokens[0].number == Rational{12, 1});
+  CHECK(tokens[1].number == Rational{3, 2});
+  CHECK(tokens[2].number == Rational{1, 10});
+  CHECK(tokens[3].kind == TokenKind::String);
+  CHECK(tokens[3].text == "a b");
+  CHECK(tokens[4].kind == TokenKind::Identifier);
+  CHECK(tokens[4].text == "x");
+  LineColumn lc = line_column(*tokens[4].span.file, tokens[4].span.begin);
+  CHECK(lc.line == 2);
+  CHECK(lc.column == 1);
+  // A float needs digits on both sides of the point.
+  CHECK(lex_error("x = 1.;") == "t.rasp:1:6: error: unexpected character `.`\n  x = 1.;\n       ^\n");
+}
+
+TEST_CASE("lex: errors point at the offending character") {
+  CHECK(lex_error("a = \"abc;\n") ==
+        "t.rasp:1:5: error: this string has no closing `\"` on its line\n  a = \"abc;\n      ^\n");
+  CHECK(lex_error("a = b @ c;") == "t.rasp:1:7: error: unexpected character `@`\n  a = b @ c;\n        ^\n");
+  CHECK(lex_error("a = 'x';") ==
+        "t.rasp:1:5: error: strings use double quotes in RASP: write \"text\", not 'text'\n  a = 'x';\n      ^\n");
+  CHECK(lex_error("a = b ! c;") ==
+        "t.rasp:1:7: error: unexpected character `!` (RASP writes `not`)\n  a = b ! c;\n        ^\n");
+  CHECK(lex_error("x = 99999999999999999999;") ==
+        "t.rasp:1:5: error: this number does not fit in 64 bits\n  x = 99999999999999999999;\n      ^~~~~~~~~~~~~~~~~~~~\n");
+}

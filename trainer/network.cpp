@@ -1,0 +1,244 @@
+#include "trainer/network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "trainer/ops.hpp"
+
+namespace raspc {
+
+template <class T>
+Tensors<T> tensors_like(const Model& model, T* base) {
+  const float* origin = model.storage.data();
+  auto move = [&](const float* p) -> T* { return p ? base + (p - origin) : nullptr; };
+  Tensors<T> t;
+  t.wte = move(model.w.wte);
+  t.wpe = move(model.w.wpe);
+  t.ln_f_w = move(model.w.ln_f_w);
+  t.ln_f_b = move(model.w.ln_f_b);
+  for (const LayerWeights& L : model.w.layers) {
+    LayerTensors<T> l;
+    l.ln_1_w = move(L.ln_1_w);
+    l.ln_1_b = move(L.ln_1_b);
+    l.attn_w = move(L.attn_w);
+    l.attn_b = move(L.attn_b);
+    l.attn_proj_w = move(L.attn_proj_w);
+    l.attn_proj_b = move(L.attn_proj_b);
+    l.ln_2_w = move(L.ln_2_w);
+    l.ln_2_b = move(L.ln_2_b);
+    l.fc_w = move(L.fc_w);
+    l.fc_b = move(L.fc_b);
+    l.fc_proj_w = move(L.fc_proj_w);
+    l.fc_proj_b = move(L.fc_proj_b);
+    t.layers.push_back(l);
+  }
+  return t;
+}
+
+template <class T>
+Network<T>::Network(const Model& model, int max_batch) : config(model.config), max_batch_(max_batch) {
+  params.assign(model.storage.begin(), model.storage.end());
+  grads.assign(params.size(), T(0));
+  p = tensors_like(model, params.data());
+  g = tensors_like(model, grads.data());
+  size_t total = 0;
+  layout(nullptr, &total);
+  act_storage_.assign(total, T(0));
+  dact_storage_.assign(total, T(0));
+  acts_ = layout(act_storage_.data(), nullptr);
+  dacts_ = layout(dact_storage_.data(), nullptr);
+  datt_row_.assign(config.n_positions, T(0));
+  const size_t BT = size_t(max_batch) * config.n_positions;
+  tokens_.assign(BT, 0);
+  targets_.assign(BT, -1);
+  lengths_.assign(max_batch, 0);
+}
+
+template <class T>
+typename Network<T>::Acts Network<T>::layout(T* base, size_t* total) const {
+  const size_t BT = size_t(max_batch_) * config.n_positions, C = config.n_embd, I = config.n_inner,
+               V = config.vocab_size, H = config.n_head, Tn = config.n_positions;
+  size_t offset = 0;
+  auto take = [&](size_t n) -> T* {
+    T* at = base ? base + offset : nullptr;
+    offset += n;
+    return at;
+  };
+  Acts a;
+  a.encoded = take(BT * C);
+  for (int l = 0; l < config.n_layer; ++l) {
+    LayerActs L;
+    L.ln1 = take(BT * C);
+    L.ln1_mean = take(BT);
+    L.ln1_rstd = take(BT);
+    L.qkv = take(BT * 3 * C);
+    L.att = take(size_t(max_batch_) * H * Tn * Tn);
+    L.atty = take(BT * C);
+    L.attproj = take(BT * C);
+    L.residual2 = take(BT * C);
+    L.ln2 = take(BT * C);
+    L.ln2_mean = take(BT);
+    L.ln2_rstd = take(BT);
+    L.fch = take(BT * I);
+    L.fch_act = take(BT * I);
+    L.fcproj = take(BT * C);
+    L.residual3 = take(BT * C);
+    a.layers.push_back(L);
+  }
+  a.lnf = take(BT * C);
+  a.lnf_mean = take(BT);
+  a.lnf_rstd = take(BT);
+  a.logits = take(BT * V);
+  a.probs = take(BT * V);
+  if (total) *total = offset;
+  return a;
+}
+
+template <class T>
+void Network<T>::norm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const T* b, int N) const {
+  if (config.layer_norm)
+    ops::layernorm_forward(out, mean, rstd, inp, w, b, N, config.n_embd);
+  else
+    std::copy(inp, inp + size_t(N) * config.n_embd, out);
+}
+
+template <class T>
+void Network<T>::norm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, const T* w, const T* mean,
+                               const T* rstd, int N) const {
+  if (config.layer_norm)
+    ops::layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, config.n_embd);
+  else
+    for (size_t i = 0; i < size_t(N) * config.n_embd; ++i) dinp[i] += dout[i];
+}
+
+template <class T>
+T Network<T>::forward(const int* tokens, const int* lengths, const int* targets, int B, int Tn) {
+  const int C = config.n_embd, I = config.n_inner, V = config.vocab_size, H = config.n_head;
+  const int N = B * Tn;
+  B_ = B;
+  T_ = Tn;
+  std::copy(tokens, tokens + N, tokens_.begin());
+  std::copy(lengths, lengths + B, lengths_.begin());
+  has_targets_ = targets != nullptr;
+  if (targets)
+    std::copy(targets, targets + N, targets_.begin());
+  else
+    std::fill(targets_.begin(), targets_.begin() + N, -1);
+
+  ops::encoder_forward(acts_.encoded, tokens_.data(), p.wte, p.wpe, B, Tn, C);
+  const T* x = acts_.encoded;  // (B,T,C) the residual stream
+  for (int l = 0; l < config.n_layer; ++l) {
+    const LayerTensors<T>& w = p.layers[l];
+    LayerActs& a = acts_.layers[l];
+    norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, w.ln_1_w, w.ln_1_b, N);
+    ops::matmul_forward(a.qkv, a.ln1, w.attn_w, w.attn_b, N, C, 3 * C);
+    ops::attention_forward(a.atty, a.att, a.qkv, lengths_.data(), config.causal, B, Tn, C, H);
+    ops::matmul_forward(a.attproj, a.atty, w.attn_proj_w, w.attn_proj_b, N, C, C);
+    ops::residual_forward(a.residual2, x, a.attproj, size_t(N) * C);
+    if (I > 0) {
+      norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, N);
+      ops::matmul_forward(a.fch, a.ln2, w.fc_w, w.fc_b, N, C, I);
+      if (config.activation == Activation::Gelu)
+        ops::gelu_forward(a.fch_act, a.fch, size_t(N) * I);
+      else
+        ops::relu_forward(a.fch_act, a.fch, size_t(N) * I);
+      ops::matmul_forward(a.fcproj, a.fch_act, w.fc_proj_w, w.fc_proj_b, N, I, C);
+      ops::residual_forward(a.residual3, a.residual2, a.fcproj, size_t(N) * C);
+    } else {
+      std::copy(a.residual2, a.residual2 + size_t(N) * C, a.residual3);
+    }
+    x = a.residual3;
+  }
+  norm_forward(acts_.lnf, acts_.lnf_mean, acts_.lnf_rstd, x, p.ln_f_w, p.ln_f_b, N);
+  ops::unembed_forward(acts_.logits, acts_.lnf, p.wte, N, C, V);
+  return ops::crossentropy_forward(acts_.probs, acts_.logits, targets_.data(), N, V);
+}
+
+template <class T>
+void Network<T>::backward() {
+  const int C = config.n_embd, I = config.n_inner, V = config.vocab_size, H = config.n_head;
+  const int B = B_, Tn = T_, N = B * Tn;
+  std::fill(grads.begin(), grads.end(), T(0));
+  // Every activation gradient is accumulated into (+=), so all start from zero.
+  std::fill(dact_storage_.begin(), dact_storage_.end(), T(0));
+
+  ops::crossentropy_backward(dacts_.logits, acts_.probs, targets_.data(), N, V);
+  ops::unembed_backward(dacts_.lnf, g.wte, dacts_.logits, acts_.lnf, p.wte, N, C, V);
+  const T* last = config.n_layer ? acts_.layers.back().residual3 : acts_.encoded;
+  T* dlast = config.n_layer ? dacts_.layers.back().residual3 : dacts_.encoded;
+  norm_backward(dlast, g.ln_f_w, g.ln_f_b, dacts_.lnf, last, p.ln_f_w, acts_.lnf_mean, acts_.lnf_rstd, N);
+
+  for (int l = config.n_layer - 1; l >= 0; --l) {
+    const LayerTensors<T>& w = p.layers[l];
+    LayerTensors<T>& dw = g.layers[l];
+    LayerActs& a = acts_.layers[l];
+    LayerActs& d = dacts_.layers[l];
+    const T* x = l ? acts_.layers[l - 1].residual3 : acts_.encoded;
+    T* dx = l ? dacts_.layers[l - 1].residual3 : dacts_.encoded;
+    if (I > 0) {
+      ops::residual_backward(d.residual2, d.fcproj, d.residual3, size_t(N) * C);
+      ops::matmul_backward(d.fch_act, dw.fc_proj_w, dw.fc_proj_b, d.fcproj, a.fch_act, w.fc_proj_w, N, I, C);
+      if (config.activation == Activation::Gelu)
+        ops::gelu_backward(d.fch, a.fch, d.fch_act, size_t(N) * I);
+      else
+        ops::relu_backward(d.fch, a.fch, d.fch_act, size_t(N) * I);
+      ops::matmul_backward(d.ln2, dw.fc_w, dw.fc_b, d.fch, a.ln2, w.fc_w, N, C, I);
+      norm_backward(d.residual2, dw.ln_2_w, dw.ln_2_b, d.ln2, a.residual2, w.ln_2_w, a.ln2_mean, a.ln2_rstd, N);
+    } else {
+      for (size_t i = 0; i < size_t(N) * C; ++i) d.residual2[i] += d.residual3[i];
+    }
+    ops::residual_backward(dx, d.attproj, d.residual2, size_t(N) * C);
+    ops::matmul_backward(d.atty, dw.attn_proj_w, dw.attn_proj_b, d.attproj, a.atty, w.attn_proj_w, N, C, C);
+    ops::attention_backward(d.qkv, datt_row_.data(), d.atty, a.qkv, a.att, lengths_.data(), config.causal, B, Tn,
+                            C, H);
+    ops::matmul_backward(d.ln1, dw.attn_w, dw.attn_b, d.qkv, a.ln1, w.attn_w, N, C, 3 * C);
+    norm_backward(dx, dw.ln_1_w, dw.ln_1_b, d.ln1, x, w.ln_1_w, a.ln1_mean, a.ln1_rstd, N);
+  }
+  ops::encoder_backward(g.wte, g.wpe, dacts_.encoded, tokens_.data(), B, Tn, C);
+}
+
+template <class T>
+void Network<T>::predict(int* out, const std::vector<int>& candidates) const {
+  const int V = config.vocab_size;
+  for (int i = 0; i < B_ * T_; ++i) {
+    const T* l = acts_.logits + size_t(i) * V;
+    int best = candidates.empty() ? 0 : candidates[0];
+    for (int c : candidates)
+      if (l[c] > l[best]) best = c;
+    out[i] = best;
+  }
+}
+
+template <class T>
+void Network<T>::store(Model& model) const {
+  std::copy(params.begin(), params.end(), model.storage.begin());
+}
+
+template Tensors<float> tensors_like(const Model&, float*);
+template Tensors<double> tensors_like(const Model&, double*);
+template class Network<float>;
+template class Network<double>;
+
+void initialise_parameters(Model& model, unsigned long long seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  const float residual_scale = 1.0f / std::sqrt(2.0f * std::max(1, model.config.n_layer));
+  for (const ParameterSpec& spec : parameter_specs(model.config)) {
+    float* t = model.storage.data() + spec.offset;
+    const std::string& n = spec.name;
+    auto ends_with = [&](const std::string& s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+    const bool norm = n.find("ln_") != std::string::npos;
+    if (norm) {
+      std::fill(t, t + spec.size(), ends_with(".weight") ? 1.0f : 0.0f);
+    } else if (ends_with(".bias")) {
+      std::fill(t, t + spec.size(), 0.0f);
+    } else {
+      const bool into_residual = ends_with("attn.c_proj.weight") || ends_with("mlp.c_proj.weight");
+      for (size_t i = 0; i < spec.size(); ++i) t[i] = normal(rng) * (into_residual ? residual_scale : 1.0f);
+    }
+  }
+}
+
+}  // namespace raspc

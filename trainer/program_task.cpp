@@ -1,0 +1,94 @@
+#include "trainer/program_task.hpp"
+
+#include <sstream>
+
+#include "language/evaluate.hpp"
+#include "language/input.hpp"
+#include "support/diagnostics.hpp"
+
+namespace raspc {
+
+ProgramHeader read_program_header(const SourceFile& source) {
+  ProgramHeader header;
+  std::istringstream lines(source.text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("#", 0) != 0) break;  // the header is the leading comment block
+    auto value_of = [&](const std::string& key) -> std::optional<std::string> {
+      const std::string prefix = "# " + key + ":";
+      if (line.rfind(prefix, 0) != 0) return std::nullopt;
+      std::string v = line.substr(prefix.size());
+      v.erase(0, v.find_first_not_of(" \t"));
+      v.erase(v.find_last_not_of(" \t\r") + 1);
+      return v;
+    };
+    if (auto v = value_of("vocab")) header.vocab = *v;
+    if (auto v = value_of("causal")) header.causal = *v == "yes";
+  }
+  return header;
+}
+
+Labeller LoadedProgram::labeller(Mode mode) const {
+  auto interpreter = std::make_shared<Interpreter>(*program, mode);
+  auto keep_alive = program;
+  return [interpreter, keep_alive](const std::vector<Value>& input) { return interpreter->run(input); };
+}
+
+LoadedProgram load_program(const std::string& path, const std::string& output_name) {
+  LoadedProgram loaded;
+  loaded.source = read_source_file(path);
+  EvaluateOptions options;
+  options.output_name = output_name;
+  loaded.program = std::make_shared<Program>(evaluate_program(loaded.source, options));
+  loaded.header = read_program_header(*loaded.source);
+  return loaded;
+}
+
+void fail_option(const std::string& option, const std::string& text, const std::string& message) {
+  auto file = std::make_shared<SourceFile>();
+  file->name = option;
+  file->text = text;
+  Span span;
+  span.file = file;
+  span.begin = 0;
+  span.end = uint32_t(std::max<size_t>(text.size(), 1));
+  fail_at(span, message);
+}
+
+void parse_length_range(const std::string& option, const std::string& text, int max_len, int& min, int& max) {
+  const std::string usage = "write the lengths as A-B with 1 <= A <= B <= --max-len (" + std::to_string(max_len) + "), as in 1-8";
+  size_t dash = text.find('-');
+  try {
+    size_t used = 0;
+    min = std::stoi(text.substr(0, dash), &used);
+    if (used != (dash == std::string::npos ? text.size() : dash)) fail_option(option, text, usage);
+    if (dash == std::string::npos) {
+      max = min;
+    } else {
+      std::string rest = text.substr(dash + 1);
+      max = std::stoi(rest, &used);
+      if (used != rest.size()) fail_option(option, text, usage);
+    }
+  } catch (const std::logic_error&) {
+    fail_option(option, text, usage);
+  }
+  if (min < 1 || min > max || max > max_len) fail_option(option, text, usage);
+}
+
+std::vector<Value> task_vocabulary(const std::string& vocab_option, const LoadedProgram& program) {
+  std::vector<Value> vocab;
+  if (!vocab_option.empty()) {
+    vocab = parse_vocabulary(vocab_option, "--vocab");
+  } else if (!program.header.vocab.empty()) {
+    vocab = parse_vocabulary(program.header.vocab, program.source->name + " (# vocab:)");
+  } else {
+    fail_file(program.source->name, "the program declares no vocabulary; give the input symbols with --vocab, as in --vocab abcd");
+  }
+  if (vocab.empty()) fail_option("--vocab", vocab_option, "the vocabulary is empty; give at least one input symbol");
+  for (const Value& v : vocab)
+    if (to_display(v) == "BOS")
+      fail_option("--vocab", vocab_option, "\"BOS\" is the trainer's start token and cannot be an input symbol; rename it");
+  return vocab;
+}
+
+}  // namespace raspc
