@@ -5,7 +5,8 @@
 //   cuda_bench --quick    the small model only
 //
 // Times are wall-clock through the Backend interface, so a forward includes uploading the tokens
-// and copying every logit back to the host, as `raspc run` pays them.
+// and copying every logit back to the host, as `raspc run` pays them. GFLOP/s counts the forward's
+// useful operations (runtime/flops.hpp: a causal token attends to the keys before it only).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/flops.hpp"
 #include "runtime/forward.hpp"
 #include "support/diagnostics.hpp"
 #include "tests/runtime/random_model.hpp"
@@ -30,7 +32,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 struct Row {
   std::string model, workload;
-  double tokens_per_second = 0, milliseconds_per_call = 0;
+  double tokens_per_second = 0, milliseconds_per_call = 0, gflops_per_second = 0;
 };
 
 ModelConfig gpt_config(int layers, int heads, int embd, int inner, int positions, int vocab) {
@@ -61,8 +63,10 @@ Row bench_decode(Backend& backend, const Model& model, const std::string& name, 
   for (int r = 0; r < rounds; ++r) run_context();
   const double elapsed = seconds_since(start);
   const double steps = double(rounds) * tokens.size();
+  double flops = 0;
+  for (size_t t = 0; t < tokens.size(); ++t) flops += flops_per_token(model.config, int(t) + 1);
   return {name, backend.name() + " decode, batch 1, " + std::to_string(tokens.size()) + " tokens", steps / elapsed,
-          1e3 * elapsed / steps};
+          1e3 * elapsed / steps, 1e-9 * flops * rounds / elapsed};
 }
 
 // One forward of `batch` full-length sequences, `rounds` times after one warm-up call.
@@ -75,16 +79,17 @@ Row bench_prefill(Backend& backend, const Model& model, const std::string& name,
   for (int r = 0; r < rounds; ++r) backend.forward(sequences);
   const double elapsed = seconds_since(start);
   const double tokens = double(rounds) * batch * model.config.n_positions;
+  const double flops = double(rounds) * batch * forward_flops(model.config, model.config.n_positions);
   return {name,
           backend.name() + " prefill, batch " + std::to_string(batch) + " x " + std::to_string(model.config.n_positions),
-          tokens / elapsed, 1e3 * elapsed / rounds};
+          tokens / elapsed, 1e3 * elapsed / rounds, 1e-9 * flops / elapsed};
 }
 
 void print_table(const std::vector<Row>& rows) {
-  std::printf("\n%-46s %-38s %14s %12s\n", "model", "workload", "tokens/s", "ms/call");
+  std::printf("\n%-54s %-34s %12s %10s %10s\n", "model", "workload", "tokens/s", "ms/call", "GFLOP/s");
   for (const Row& row : rows)
-    std::printf("%-46s %-38s %14.0f %12.3f\n", row.model.c_str(), row.workload.c_str(), row.tokens_per_second,
-                row.milliseconds_per_call);
+    std::printf("%-54s %-34s %12.0f %10.3f %10.1f\n", row.model.c_str(), row.workload.c_str(), row.tokens_per_second,
+                row.milliseconds_per_call, row.gflops_per_second);
 }
 
 }  // namespace

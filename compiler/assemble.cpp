@@ -32,7 +32,9 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
   config.activation = options.activation;
   model.allocate();
   const int d = C / n_head;
-  const float q_scale = float(std::sqrt(double(d)));
+  const double q_scale = std::sqrt(double(d));
+  // Cancellations in the lowering leave values like 1e-16 where the weight is 0.
+  auto clean = [](double v) { return std::fabs(v) < 1e-9 ? 0.0f : float(v); };
 
   auto* w = &model.w;
   for (size_t t = 0; t < lowered.wte.size(); ++t)
@@ -52,21 +54,21 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
       const int base = int(h) * d;
       for (int r = 0; r < C; ++r) {
         float* row = L.attn_w + size_t(r) * 3 * C;
-        for (int j = 0; j < head.wq.cols; ++j) row[base + j] = float(head.wq.at(r, j)) * q_scale;
-        for (int j = 0; j < head.wk.cols; ++j) row[C + base + j] = float(head.wk.at(r, j));
-        for (int j = 0; j < head.wv.cols; ++j) row[2 * C + base + j] = float(head.wv.at(r, j));
+        for (int j = 0; j < head.wq.cols; ++j) row[base + j] = clean(head.wq.at(r, j) * q_scale);
+        for (int j = 0; j < head.wk.cols; ++j) row[C + base + j] = clean(head.wk.at(r, j));
+        for (int j = 0; j < head.wv.cols; ++j) row[2 * C + base + j] = clean(head.wv.at(r, j));
       }
       for (int j = 0; j < head.wo.rows; ++j)
-        for (int c = 0; c < C; ++c) L.attn_proj_w[size_t(base + j) * C + c] = float(head.wo.at(j, c));
+        for (int c = 0; c < C; ++c) L.attn_proj_w[size_t(base + j) * C + c] = clean(head.wo.at(j, c));
     }
     if (n_inner > 0) {
       const int I = int(block.unit_labels.size());
       for (int r = 0; r < C; ++r)
-        for (int u = 0; u < I; ++u) L.fc_w[size_t(r) * n_inner + u] = float(block.fc.at(r, u));
-      for (int u = 0; u < I; ++u) L.fc_b[u] = float(block.fc_bias[size_t(u)]);
+        for (int u = 0; u < I; ++u) L.fc_w[size_t(r) * n_inner + u] = clean(block.fc.at(r, u));
+      for (int u = 0; u < I; ++u) L.fc_b[u] = clean(block.fc_bias[size_t(u)]);
       for (int u = 0; u < I; ++u)
-        for (int c = 0; c < C; ++c) L.fc_proj_w[size_t(u) * C + c] = float(block.proj.at(u, c));
-      for (int c = 0; c < C; ++c) L.fc_proj_b[c] = float(block.proj_bias[size_t(c)]);
+        for (int c = 0; c < C; ++c) L.fc_proj_w[size_t(u) * C + c] = clean(block.proj.at(u, c));
+      for (int c = 0; c < C; ++c) L.fc_proj_b[c] = clean(block.proj_bias[size_t(c)]);
     }
   }
   if (config.layer_norm) std::fill(w->ln_f_w, w->ln_f_w + C, float(lowered.lnf_gain));

@@ -65,6 +65,11 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
 
   Program program = simplify(input_program);
   Inference inference = infer(program, options);
+  Program split = split_disjoint_widths(program, inference);
+  if (split.nodes.size() != program.nodes.size()) {
+    program = std::move(split);
+    inference = infer(program, options);
+  }
   NodeKind out_kind = program.node(program.output).kind;
   if (out_kind != NodeKind::Elementwise && out_kind != NodeKind::Aggregate && out_kind != NodeKind::SelectorWidth) {
     add_output_copy(program, inference);

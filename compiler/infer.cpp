@@ -68,6 +68,12 @@ bool all_numeric(const std::vector<Value>& values) {
   return true;
 }
 
+bool all_numbers(const std::vector<Value>& values) {
+  for (const Value& v : values)
+    if (!v.is_number()) return false;
+  return true;
+}
+
 std::string describe_count(size_t n) { return std::to_string(n) + " values"; }
 
 class Inferrer {
@@ -188,11 +194,12 @@ class Inferrer {
     SopInfo& out = info(id);
     std::vector<NodeId> support = support_of(program_, id);
     bool numerical_input = false;
+    int numerical_inputs = 0;
     size_t combinations = 1;
     bool enumerable = true;
     for (NodeId s : support) {
       const SopInfo& in = info(s);
-      if (in.encoding == Encoding::Numerical) numerical_input = true;
+      if (in.encoding == Encoding::Numerical) numerical_input = true, ++numerical_inputs;
       if (!in.values_known) enumerable = false;
       combinations *= std::max<size_t>(1, in.values.size());
       if (combinations > kCombinationLimit) enumerable = false;
@@ -244,12 +251,15 @@ class Inferrer {
         fail_at(node.span, "numerical() needs numbers, but this map can produce non-numeric values");
       out.encoding = Encoding::Numerical;
       out.why = "numerical(): one dimension holding the number";
-    } else if (numerical_input && (!out.values_known || all_numeric(out.values))) {
+    } else if (numerical_input && (!out.values_known || (numerical_inputs > 1 && all_numbers(out.values)) ||
+                                   out.values.size() > kValueSetLimit)) {
+      // One MLP discretises one numerical input; a map of several can only be an affine one.
       out.encoding = Encoding::Numerical;
-      out.why = "a numeric map of a numerical s-op stays numerical";
+      out.why = numerical_inputs > 1 ? "a numeric map of several numerical s-ops: numerical, an affine MLP"
+                                     : "a map of a numerical s-op with too many values to list: numerical";
     } else {
       out.encoding = Encoding::Categorical;
-      out.why = numerical_input ? "a map of a numerical s-op to non-numeric values: categorical, by discretisation"
+      out.why = numerical_input ? "a map of one numerical s-op with a finite value set: categorical, by discretisation"
                                 : "a map of categorical s-ops: categorical, one dimension per value";
       if (!out.values_known)
         fail_at(node.span, "this s-op's value set cannot be enumerated (too many input combinations)");
@@ -294,7 +304,7 @@ class Inferrer {
     if (!numeric_value(node.default_value, dq))
       fail_at(node.span, "a numerical aggregate (a mean) needs a numeric default, not " + to_source(node.default_value));
     if (val.values_known && !numeric_values)
-      fail_at(program_.node(node.inputs[1]).span,
+      fail_at(program_.node(node.inputs[1]).span.valid() ? program_.node(node.inputs[1]).span : node.span,
               "a numerical aggregate takes the mean of these values, but they include non-numbers; aggregate "
               "numbers, or make the selector select a single key");
     if (!val.values_known) {

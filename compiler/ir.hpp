@@ -53,6 +53,17 @@ std::vector<NodeId> support_of(const Program& program, NodeId id);
 bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>& support,
                     const std::vector<Value>& support_values, Value& out);
 
+// Whether a selector (a tree of select/and/or/not whose comparisons read at most `key_node` on
+// the key side and `query_node` on the query side, constants elsewhere) selects for these values.
+bool selector_holds(const Program& program, NodeId selector, NodeId key_node, const Value& key, NodeId query_node,
+                    const Value& query);
+
+// A selector_width over `A or B or ...` whose parts compare different s-ops cannot be one head;
+// when the parts are disjoint (no key satisfies two), its width is the sum of theirs: rewrites
+// it so, returning the new program (and re-inferring is the caller's business). Unchanged when
+// nothing applies.
+Program split_disjoint_widths(const Program& program, const Inference& inference);
+
 // How an MLP job reads one of its inputs.
 enum class ReadKind {
   OneHot,   // a categorical s-op's one-hot (or a map of one folded into the read)

@@ -212,9 +212,12 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
           if (to_display(symbols[s]) == out.vocab[t]) row.push_back({dims[s], e});
       }
       if (row.empty()) row.push_back({allocation.pad, e});  // a program that never reads tokens
+    } else {
+      row.push_back({allocation.pad, e});  // an output-only value: never an input
     }
     int od = output_dim_of(out.vocab[t]);
-    row.push_back({od >= 0 ? od : allocation.pad, e});
+    if (input) row.push_back({od >= 0 ? od : allocation.pad, e});
+    else row.push_back({od, e});
     out.wte[t] = row;
   }
   out.wpe.assign(size_t(options.max_len + 1), {});

@@ -47,29 +47,6 @@ void collect_sides(const Program& program, NodeId sel, std::vector<NodeId>& keys
   for (NodeId in : node.inputs) collect_sides(program, in, keys, queries);
 }
 
-bool evaluate_selector(const Program& program, NodeId sel, NodeId key_node, const Value& key,
-                       NodeId query_node, const Value& query) {
-  const Node& node = program.node(sel);
-  switch (node.kind) {
-    case NodeKind::Select: {
-      const Node& k = program.node(node.inputs[0]);
-      const Node& q = program.node(node.inputs[1]);
-      const Value& kv = node.inputs[0] == key_node ? key : k.constant;
-      const Value& qv = node.inputs[1] == query_node ? query : q.constant;
-      return compare_select(node.comparison, kv, qv, node.span);
-    }
-    case NodeKind::SelectAnd:
-      return evaluate_selector(program, node.inputs[0], key_node, key, query_node, query) &&
-             evaluate_selector(program, node.inputs[1], key_node, key, query_node, query);
-    case NodeKind::SelectOr:
-      return evaluate_selector(program, node.inputs[0], key_node, key, query_node, query) ||
-             evaluate_selector(program, node.inputs[1], key_node, key, query_node, query);
-    case NodeKind::SelectNot:
-      return !evaluate_selector(program, node.inputs[0], key_node, key, query_node, query);
-    default: return false;
-  }
-}
-
 Functional combine(const std::vector<std::pair<const Functional*, double>>& parts) {
   Functional f;
   for (const auto& [part, scale] : parts)
@@ -104,7 +81,7 @@ std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, int& 
     std::vector<uint8_t> row_used(nq, 0), col_used(nk, 0);
     for (size_t q = 0; q < nq; ++q)
       for (size_t k = 0; k < nk; ++k) {
-        bool match = evaluate_selector(program, part, key_node, kview.values[k], query_node, qview.values[q]);
+        bool match = selector_holds(program, part, key_node, kview.values[k], query_node, qview.values[q]);
         table[q * nk + k] = match;
         if (match) row_used[q] = col_used[k] = 1;
       }
@@ -132,6 +109,26 @@ std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, int& 
 }
 
 }  // namespace
+
+bool selector_holds(const Program& program, NodeId sel, NodeId key_node, const Value& key, NodeId query_node,
+                    const Value& query) {
+  const Node& node = program.node(sel);
+  switch (node.kind) {
+    case NodeKind::Select: {
+      const Value& kv = node.inputs[0] == key_node ? key : program.node(node.inputs[0]).constant;
+      const Value& qv = node.inputs[1] == query_node ? query : program.node(node.inputs[1]).constant;
+      return compare_select(node.comparison, kv, qv, node.span);
+    }
+    case NodeKind::SelectAnd:
+      return selector_holds(program, node.inputs[0], key_node, key, query_node, query) &&
+             selector_holds(program, node.inputs[1], key_node, key, query_node, query);
+    case NodeKind::SelectOr:
+      return selector_holds(program, node.inputs[0], key_node, key, query_node, query) ||
+             selector_holds(program, node.inputs[1], key_node, key, query_node, query);
+    case NodeKind::SelectNot: return !selector_holds(program, node.inputs[0], key_node, key, query_node, query);
+    default: return false;
+  }
+}
 
 std::pair<int, int> head_dimensions(const LowerContext& ctx, NodeId head) {
   const Node& node = ctx.program.node(head);

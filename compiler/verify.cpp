@@ -233,7 +233,7 @@ void verify(const Program& program, const Inference& inference, const Schedule& 
       long count = options.samples / lengths + (k < options.samples % lengths ? 1 : 0);
       std::vector<std::vector<int>> batch;
       for (long s = 0; s < count; ++s) {
-        std::vector<int> input(size_t(n));
+        std::vector<int> input(static_cast<size_t>(n));
         for (int& x : input) x = symbol(rng);
         batch.push_back(std::move(input));
         if (batch.size() == kBatch) checker.check(batch), batch.clear();

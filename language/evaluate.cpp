@@ -203,17 +203,25 @@ void Evaluator::load_file(const Stmt& s, const Context& ctx) {
 }
 
 void Evaluator::undefined_name(const std::string& name, const Span& span, const Env* env) {
+  // The closest name by edit distance; ties go to the innermost scope, then alphabetical order.
   std::string best;
   size_t best_distance = std::max<size_t>(1, std::min<size_t>(2, name.size() / 3)) + 1;
-  for (const Env* e = env; e; e = e->parent)
+  for (const Env* e = env; e; e = e->parent) {
+    std::string level_best;
+    size_t level_distance = best_distance;
     for (const auto& [candidate, value] : e->vars) {
       (void)value;
       size_t d = edit_distance(name, candidate);
-      if (d < best_distance || (d == best_distance && !best.empty() && candidate < best && d <= 2)) {
-        if (d < best_distance) best_distance = d;
-        best = candidate;
+      if (d < level_distance || (d == level_distance && !level_best.empty() && candidate < level_best)) {
+        level_distance = d;
+        level_best = candidate;
       }
     }
+    if (!level_best.empty() && level_distance < best_distance) {
+      best = level_best;
+      best_distance = level_distance;
+    }
+  }
   if (!best.empty()) fail(span, "undefined name `" + name + "`; did you mean `" + best + "`?");
   fail(span, "undefined name `" + name + "`");
 }
@@ -244,14 +252,20 @@ CValue Evaluator::call_function(const Function& f, const Expr& call_expr, std::v
     bool in_library;
     std::optional<Span> call_span;
     std::string function;
+    std::string current;
+    Span current_call;
     ~Frame() {
       --ev.call_depth_;
+      ev.current_function_ = current;
+      ev.current_call_ = current_call;
       ev.in_library_ = in_library;
       ev.library_call_span_ = call_span;
       ev.library_function_ = function;
     }
-  } frame{*this, in_library_, library_call_span_, library_function_};
+  } frame{*this, in_library_, library_call_span_, library_function_, current_function_, current_call_};
   ++call_depth_;
+  current_function_ = def.name;
+  current_call_ = call_expr.span;
   if (f.library && !library_call_span_) {
     library_call_span_ = call_expr.span;
     library_function_ = def.name;
@@ -268,7 +282,9 @@ CValue Evaluator::call_function(const Function& f, const Expr& call_expr, std::v
 }
 
 CValue Evaluator::call_builtin(Builtin b, const Expr& call_expr, std::vector<CValue>& args) {
-  const std::string& name = call_expr.children[0]->text;
+  static const char* const kNames[] = {"aggregate", "selector_width", "range",       "zip",      "len",
+                                       "round",     "indicator",      "categorical", "numerical"};
+  const std::string name = kNames[int(b)];
   auto arg_span = [&](size_t i) -> const Span& { return call_expr.children[i + 1]->span; };
   auto expect_count = [&](size_t low, size_t high) {
     if (args.size() >= low && args.size() <= high) return;
@@ -374,6 +390,9 @@ CValue Evaluator::call_builtin(Builtin b, const Expr& call_expr, std::vector<CVa
 
 void Evaluator::run_main(const std::shared_ptr<const SourceFile>& source, const EvaluateOptions& options) {
   load_library();
+  // The main file counts as being loaded, so a file that loads it back is a cycle.
+  std::error_code error;
+  loading_.push_back(std::filesystem::weakly_canonical(source->name, error).string());
   modules_.push_back(parse_module(source));
   exec_block(modules_.back()->statements, Context{new_env(library_), true});
   if (!options.output_name.empty()) {

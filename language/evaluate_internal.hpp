@@ -79,6 +79,9 @@ struct Env {
 
 // Calls of `def` functions nest at most this deep; deeper is reported as runaway recursion.
 constexpr int kMaxCallDepth = 100;
+// Expressions being evaluated nest at most this deep, counting through calls: each level costs
+// up to ~1 KB of stack, so this keeps the evaluator within 3 MB of an 8 MB thread stack.
+constexpr int kMaxEvalDepth = 3000;
 
 class Evaluator {
  public:
@@ -111,6 +114,7 @@ class Evaluator {
   // evaluate_ops.cpp: expressions and the Program nodes they build
  public:
   CValue eval(const Expr& e, Env* env);
+  CValue eval_unguarded(const Expr& e, Env* env);
   [[noreturn]] void fail(const Span& span, const std::string& message) const;
 
  private:
@@ -139,6 +143,9 @@ class Evaluator {
   std::optional<Span> library_call_span_;    // the user's call of the library function running now
   std::string library_function_;
   int call_depth_ = 0;
+  int eval_depth_ = 0;
+  std::string current_function_;  // the innermost `def` being called, for depth errors
+  Span current_call_;             // and where it was called
   std::unordered_map<std::string, NodeId> node_index_;  // identical nodes are built once
   std::unordered_map<std::string, Env*> loaded_;        // file path -> its top-level scope
   std::vector<std::string> loading_;                     // files being loaded, for cycles

@@ -109,6 +109,21 @@ Value Evaluator::fold(ElementOp op, const Span& span, std::vector<Value> inputs)
 }
 
 CValue Evaluator::eval(const Expr& e, Env* env) {
+  if (eval_depth_ >= kMaxEvalDepth) {
+    if (!current_function_.empty())
+      fail(current_call_, "the call of `" + current_function_ + "` nests too deeply (over " + std::to_string(kMaxEvalDepth) +
+                       " levels of expressions and calls); does its recursion lack a base case?");
+    fail(e.span, "this expression nests too deeply (over " + std::to_string(kMaxEvalDepth) + " levels)");
+  }
+  ++eval_depth_;
+  struct Leave {
+    int& depth;
+    ~Leave() { --depth; }
+  } leave{eval_depth_};
+  return eval_unguarded(e, env);
+}
+
+CValue Evaluator::eval_unguarded(const Expr& e, Env* env) {
   switch (e.kind) {
     case ExprKind::Number: return CValue::of_atom(Value::of_number(e.number));
     case ExprKind::String: return CValue::of_atom(Value::of_string(e.text));

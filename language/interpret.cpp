@@ -5,8 +5,8 @@
 #include "language/interpret.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <stdexcept>
+#include <string>
 
 namespace raspc {
 
@@ -21,12 +21,16 @@ Value number_value(int64_t num, int64_t den) {
 
 // The select predicate with fast paths for the cases whose meaning cannot be in doubt (two
 // numbers; two interned strings compared for equality); everything else goes to compare_select.
-inline bool compare_values(Comparison cmp, const Value& key, const Value& query, const Span& where) {
+// The comparison is a template argument so the inner loop carries no switch.
+template <Comparison kCmp>
+inline bool compare_values(const Value& key, const Value& query, const Span& where) {
   if (key.kind == ValueKind::Number && query.kind == ValueKind::Number) {
     // Both denominators are positive, so cross-multiplying keeps the order; __int128 cannot overflow.
-    __int128 a = __int128(key.number.num) * query.number.den;
-    __int128 b = __int128(query.number.num) * key.number.den;
-    switch (cmp) {
+    // Integers (the common case: tokens, indices, widths) need no multiplication.
+    const bool integers = (key.number.den | query.number.den) == 1;
+    __int128 a = integers ? __int128(key.number.num) : __int128(key.number.num) * query.number.den;
+    __int128 b = integers ? __int128(query.number.num) : __int128(query.number.num) * key.number.den;
+    switch (kCmp) {
       case Comparison::Eq: return a == b;
       case Comparison::Ne: return a != b;
       case Comparison::Lt: return a < b;
@@ -36,10 +40,23 @@ inline bool compare_values(Comparison cmp, const Value& key, const Value& query,
     }
   }
   if (key.kind == ValueKind::String && query.kind == ValueKind::String) {
-    if (cmp == Comparison::Eq) return key.string_id == query.string_id;
-    if (cmp == Comparison::Ne) return key.string_id != query.string_id;
+    if (kCmp == Comparison::Eq) return key.string_id == query.string_id;
+    if (kCmp == Comparison::Ne) return key.string_id != query.string_id;
   }
-  return compare_select(cmp, key, query, where);
+  return compare_select(kCmp, key, query, where);
+}
+
+// Fills the n*n selector; `q` tracks the query being compared, for error messages.
+template <Comparison kCmp>
+void fill_selector(const std::vector<Value>& keys, const std::vector<Value>& queries, uint8_t* matrix, int n,
+                   bool causal, const Span& where, int& q) {
+  for (q = 0; q < n; ++q) {
+    uint8_t* row = matrix + size_t(q) * size_t(n);
+    const int visible = causal ? q + 1 : n;
+    const Value& query = queries[size_t(q)];
+    for (int k = 0; k < visible; ++k) row[k] = compare_values<kCmp>(keys[size_t(k)], query, where);
+    std::fill(row + visible, row + n, uint8_t(0));
+  }
 }
 
 __int128 gcd128(__int128 a, __int128 b) {
@@ -171,12 +188,14 @@ void Interpreter::evaluate(NodeId id, const std::vector<Value>& input, int n) {
       matrix.resize(size_t(n) * size_t(n));
       int q = 0;
       try {
-        for (; q < n; ++q) {
-          uint8_t* row = matrix.data() + size_t(q) * size_t(n);
-          const int visible = causal ? q + 1 : n;
-          for (int k = 0; k < visible; ++k)
-            row[k] = compare_values(node.comparison, keys[size_t(k)], queries[size_t(q)], node.span);
-          std::fill(row + visible, row + n, uint8_t(0));
+        uint8_t* m = matrix.data();
+        switch (node.comparison) {
+          case Comparison::Eq: fill_selector<Comparison::Eq>(keys, queries, m, n, causal, node.span, q); break;
+          case Comparison::Ne: fill_selector<Comparison::Ne>(keys, queries, m, n, causal, node.span, q); break;
+          case Comparison::Lt: fill_selector<Comparison::Lt>(keys, queries, m, n, causal, node.span, q); break;
+          case Comparison::Gt: fill_selector<Comparison::Gt>(keys, queries, m, n, causal, node.span, q); break;
+          case Comparison::Le: fill_selector<Comparison::Le>(keys, queries, m, n, causal, node.span, q); break;
+          case Comparison::Ge: fill_selector<Comparison::Ge>(keys, queries, m, n, causal, node.span, q); break;
         }
       } catch (const UndefinedOnInput&) {
         throw;

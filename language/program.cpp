@@ -34,6 +34,7 @@ namespace {
 
 // Exact rational arithmetic; every result is reduced and checked to fit int64.
 Rational make_rational(__int128 num, __int128 den, const Span& where) {
+  if (den == 1 && num <= INT64_MAX && num >= -INT64_MAX) return {int64_t(num), 1};  // the common case
   if (den < 0) num = -num, den = -den;
   __int128 a = num < 0 ? -num : num, b = den;
   while (b != 0) {
@@ -90,11 +91,9 @@ Rational round_half_even(const Rational& q) {
   return Rational::integer(int64_t(result));
 }
 
-Rational power(const Rational& base, const Rational& exponent, const Value& raw_exponent, const Span& where) {
-  if (!exponent.is_integer()) {
-    (void)raw_exponent;
+Rational power(const Rational& base, const Rational& exponent, const Span& where) {
+  if (!exponent.is_integer())
     fail_at(where, "cannot raise a number to a fractional power exactly; use an integer exponent");
-  }
   int64_t e = exponent.num;
   if (base.num == 0 && e < 0) fail_at(where, "cannot raise zero to a negative power (division by zero)");
   Rational b = base;
@@ -145,7 +144,7 @@ Value arithmetic(ElementOp op, const Value& a, const Value& b, const Span& where
         const Value* count = a.is_string() ? &b : &a;
         Rational n;
         if (text && numeric(*count, n) && n.is_integer()) {
-          if (n.num * int64_t(text->string().size()) > (1 << 20))
+          if (n.num > (1 << 20) || n.num * int64_t(text->string().size()) > (1 << 20))
             fail_at(where, "this string repetition is longer than a million characters");
           std::string repeated;
           for (int64_t i = 0; i < n.num; ++i) repeated += text->string();
@@ -174,7 +173,7 @@ Value arithmetic(ElementOp op, const Value& a, const Value& b, const Span& where
       }
       type_error("take the remainder of", "by", a, b, where);
     case ElementOp::Pow:
-      if (both_numeric) return Value::of_number(power(x, y, b, where));
+      if (both_numeric) return Value::of_number(power(x, y, where));
       type_error("raise", "to the power of", a, b, where);
     default: break;
   }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 
 namespace raspc {
@@ -54,6 +55,12 @@ int compare_rationals(const Rational& a, const Rational& b) {
 }  // namespace
 
 Value Value::of_number(Rational q) {
+  // Keep the invariant (reduced, den > 0) that == and hashing rely on; integers skip the gcd.
+  if (q.den != 1) {
+    if (q.den < 0) q.num = -q.num, q.den = -q.den;
+    int64_t g = std::gcd(q.num < 0 ? -q.num : q.num, q.den);
+    if (g > 1) q.num /= g, q.den /= g;
+  }
   Value v;
   v.kind = ValueKind::Number;
   v.number = q;

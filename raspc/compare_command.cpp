@@ -1,10 +1,91 @@
-// PLACEHOLDER: replaced by the owner of the compare command.
+// raspc compare: the compiled model against models trained on the same task, in one table.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
 #include "raspc/commands.hpp"
+#include "raspc/train_options.hpp"
+#include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
+#include "trainer/compare.hpp"
+#include "trainer/program_task.hpp"
 
 namespace raspc {
-void add_compare_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("compare", "(not built yet)");
-  cmd->callback([] { fail_file("raspc compare", "this command is not built yet"); });
+
+namespace {
+
+struct CompareCommandOptions {
+  std::string program, output_name, prefix;
+  ShapeOptions shape;
+  TrainingOptions training;
+  bool causal = false;
+  long verify_samples = 2000;
+};
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
+
+void run_compare(const CompareCommandOptions& o) {
+  LoadedProgram program = load_program(o.program, o.output_name);
+  const bool causal = o.causal || program.header.causal.value_or(false);
+  CompareSettings settings;
+  settings.task = task_options_from(o.training, o.shape, program);
+  // The shape is set per arm; these values only pass the checks.
+  settings.training = train_settings_from(o.training, o.shape, causal, 1, 1, 1);
+  settings.mode = causal ? Mode::Causal : Mode::Bidirectional;
+  settings.program_name = base_name(o.program);
+  settings.source_text = program.source->text;
+  if (o.verify_samples < 1) fail_option("--verify-samples", std::to_string(o.verify_samples), "give at least 1 sample");
+  settings.verify_samples = o.verify_samples;
+
+  Task task(program.labeller(settings.mode), settings.task);
+  const bool terminal = isatty(STDERR_FILENO);
+  std::string current;
+  CompareResult result = run_comparison(*program.program, task, settings, [&](const std::string& arm, const TrainProgress& p) {
+    const bool last = p.step == p.steps;
+    if (arm != current) {
+      if (terminal && !current.empty()) std::fprintf(stderr, "\n");
+      current = arm;
+    }
+    if (terminal) {
+      char held_out[16] = "-";
+      if (p.held_out_accuracy >= 0) std::snprintf(held_out, sizeof held_out, "%.1f%%", 100 * p.held_out_accuracy);
+      std::fprintf(stderr, "\r%-26s %d/%d  loss %.4f  held-out %s   ", arm.c_str(), p.step, p.steps, p.loss, held_out);
+    } else if (last || p.step % settings.training.eval_every == 0) {
+      std::fprintf(stderr, "%s: step %d/%d  loss %.4f  held-out %.1f%%\n", arm.c_str(), p.step, p.steps, p.loss,
+                   100 * std::max(0.0, p.held_out_accuracy));
+    }
+  });
+  if (terminal && !current.empty()) std::fprintf(stderr, "\n");
+
+  std::cout << comparison_table(result);
+  if (!o.prefix.empty()) {
+    const std::string svg = o.prefix + ".svg";
+    write_file_atomically(o.prefix + ".md", comparison_markdown(result, base_name(svg)));
+    write_file_atomically(o.prefix + ".json", comparison_json(result).dump(2) + "\n");
+    write_file_atomically(svg, comparison_svg(result));
+    std::cout << "wrote " << o.prefix << ".md, " << o.prefix << ".json, " << svg << "\n";
+  }
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto options = std::make_shared<CompareCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "compare", "Compile a program and train GPT-2s on it (compiled shape, a layer fewer, comfortable); one table");
+  cmd->add_option("PROGRAM", options->program, "The RASP program (.rasp)")->required();
+  cmd->add_option("--output", options->output_name, "The s-op to compare on (default: the program's last expression)");
+  cmd->add_option("-o", options->prefix, "Also write PREFIX.md, PREFIX.json and PREFIX.svg");
+  cmd->add_flag("--causal", options->causal, "Causal mask and causal program semantics (default: the program header's)");
+  cmd->add_option("--verify-samples", options->verify_samples, "Random inputs the compiler's verification checks")
+      ->capture_default_str();
+  add_shape_options(*cmd, options->shape, /*with_model_shape=*/false);
+  add_training_options(*cmd, options->training);
+  cmd->callback([options] { run_compare(*options); });
+}
+
 }  // namespace raspc

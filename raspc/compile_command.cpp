@@ -1,10 +1,126 @@
-// PLACEHOLDER: replaced by the owner of the compile command.
+// raspc compile FILE: a RASP program into verified GPT-2 weights.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "compiler/compile.hpp"
+#include "compiler/program_header.hpp"
+#include "language/evaluate.hpp"
+#include "language/input.hpp"
 #include "raspc/commands.hpp"
+#include "raspc/compile_header.hpp"
+#include "runtime/flops.hpp"
+#include "runtime/safetensors.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
-void add_compile_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("compile", "(not built yet)");
-  cmd->callback([] { fail_file("raspc compile", "this command is not built yet"); });
+
+std::string format_count(double n) {
+  std::string digits = std::to_string((long long)(n + 0.5)), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ",";
+    out += digits[i];
+  }
+  return out;
 }
+
+std::string describe_report(const CompileReport& r, const Model& model) {
+  std::ostringstream out;
+  const ModelConfig& c = model.config;
+  out << "model: " << c.n_layer << " layer" << (c.n_layer == 1 ? "" : "s") << ", " << c.n_head << " head"
+      << (c.n_head == 1 ? "" : "s") << ", n_embd " << c.n_embd << ", MLP " << c.n_inner << ", vocabulary "
+      << c.vocab_size << ", positions " << c.n_positions << " (BOS included), "
+      << (c.layer_norm ? "LayerNorm" : "no LayerNorm") << ", " << (c.activation == Activation::Gelu ? "GELU" : "ReLU")
+      << ", " << (c.causal ? "causal" : "bidirectional") << "\n";
+  out << "parameters: " << format_count(double(r.parameters)) << "; FLOPs per token: "
+      << format_count(flops_per_token(c, c.n_positions)) << " (at " << c.n_positions << " positions)\n";
+  if (r.inputs_checked + r.undefined_inputs > 0) {
+    out << "verification: " << format_count(double(r.inputs_checked)) << " inputs "
+        << (r.exhaustive ? "(every input up to length " : "(exhaustive, then sampled, up to length ") << r.verified_len
+        << "), " << r.mismatches << " mismatch" << (r.mismatches == 1 ? "" : "es") << ", ";
+    char buffer[64];
+    if (r.numerical_output) std::snprintf(buffer, sizeof buffer, "worst numerical error %.3g", r.worst_numerical_error);
+    else std::snprintf(buffer, sizeof buffer, "minimum logit margin %.2f", r.min_logit_margin);
+    out << buffer << "\n";
+    if (r.undefined_inputs > 0)
+      out << "undefined: the program itself is undefined on " << r.undefined_inputs << " input"
+          << (r.undefined_inputs == 1 ? "" : "s") << ", for example " << r.first_undefined << "\n";
+    if (!r.first_mismatch.empty()) out << "first mismatch: " << r.first_mismatch << "\n";
+  }
+  return out.str();
+}
+
+void add_compile_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("compile", "Compile a RASP program into verified GPT-2 weights");
+  struct Args {
+    std::string file, vocab, output_name, out_path, activation = "gelu", dump_after, device = "cpu";
+    int max_len = 16, verify_len = 0;
+    long samples = 10000;
+    bool causal = false, no_layernorm = false, no_verify = false, force = false, explain = false;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("file", args->file, "The .rasp program")->required();
+  cmd->add_option("--vocab", args->vocab, "Input symbols: ehlo, \"a b c\" or [1,2,3] (default: the # vocab: line)");
+  cmd->add_option("--max-len", args->max_len, "Longest input (BOS not counted)");
+  cmd->add_flag("--causal", args->causal, "A selector sees only keys at or before the query (GPT-2 semantics)");
+  cmd->add_option("--output", args->output_name, "The s-op to output (default: the last expression)");
+  cmd->add_option("-o", args->out_path, "Write the model here (safetensors)");
+  cmd->add_flag("--no-layernorm", args->no_layernorm, "Emit a model without LayerNorm (Tracr-style)");
+  cmd->add_option("--activation", args->activation, "gelu or relu");
+  cmd->add_option("--verify-len", args->verify_len, "Verify inputs up to this length (default: --max-len)");
+  cmd->add_option("--samples", args->samples, "Random inputs checked beyond the exhaustive lengths");
+  cmd->add_flag("--no-verify", args->no_verify, "Skip the verification");
+  cmd->add_flag("--force", args->force, "Write the model even if verification finds mismatches");
+  cmd->add_option("--dump-after", args->dump_after, "Print a pass's result: infer simplify schedule allocate lower assemble verify");
+  cmd->add_flag("--explain", args->explain, "Say why each s-op got its encoding and its block");
+  cmd->add_option("--device", args->device, "Verify on cpu or cuda");
+  cmd->callback([args] {
+    auto source = read_source_file(args->file);
+    ProgramHeader header = read_program_header(source->text);
+    CompileOptions options;
+    std::string vocab_text = args->vocab.empty() ? header.vocab : args->vocab;
+    if (vocab_text.empty())
+      fail_file(args->file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
+    options.vocab = parse_vocabulary(vocab_text, args->vocab.empty() ? args->file + " (# vocab:)" : "--vocab");
+    if (args->max_len < 1 || args->max_len > 4096)
+      fail_file("--max-len", "must be between 1 and 4096, not " + std::to_string(args->max_len));
+    if (args->verify_len < 0) fail_file("--verify-len", "must be at least 1");
+    if (args->samples < 0) fail_file("--samples", "must be at least 0");
+    options.max_len = args->max_len;
+    options.mode = args->causal ? Mode::Causal : Mode::Bidirectional;
+    options.layer_norm = !args->no_layernorm;
+    if (args->activation == "gelu") options.activation = Activation::Gelu;
+    else if (args->activation == "relu") options.activation = Activation::Relu;
+    else fail_file("--activation", "must be gelu or relu, not \"" + args->activation + "\"");
+    options.verify = !args->no_verify;
+    options.verify_len = args->verify_len;
+    options.samples = args->samples;
+    options.device = parse_device(args->device);
+    options.source_text = source->text;
+    options.explain = args->explain;
+    if (!args->dump_after.empty()) {
+      const auto& names = compiler_pass_names();
+      if (std::find(names.begin(), names.end(), args->dump_after) == names.end())
+        fail_file("--dump-after", "unknown pass \"" + args->dump_after +
+                                      "\"; the passes are infer, simplify, schedule, allocate, lower, assemble, verify");
+      options.dump_after = args->dump_after;
+    }
+    EvaluateOptions evaluate_options;
+    evaluate_options.output_name = args->output_name;
+    Program program = evaluate_program(source, evaluate_options);
+    CompileResult result = compile_program(program, options);
+    if (!result.dump.empty()) std::cout << result.dump;
+    if (args->explain) std::cout << result.explanation;
+    std::cout << describe_report(result.report, result.model);
+    if (result.report.mismatches > 0 && !args->force)
+      fail_file(args->file, "verification found " + std::to_string(result.report.mismatches) +
+                                " mismatching inputs, so no model was written (--force writes it anyway)");
+    if (!args->out_path.empty()) {
+      save_model(result.model, args->out_path);
+      std::cout << "wrote " << args->out_path << "\n";
+    }
+  });
+}
+
 }  // namespace raspc

@@ -46,20 +46,13 @@ double encoder_forward(float* out, const int* tokens, const int* positions, cons
 
 double layernorm_forward(float* out, float* mean, float* rstd, const float* in, const float* w, const float* b,
                          int N, int C) {
+  Eigen::Map<const Eigen::ArrayXf> gain(w, C), bias(b, C);
   for (int n = 0; n < N; ++n) {
-    const float* x = in + size_t(n) * C;
-    float* o = out + size_t(n) * C;
-    float sum = 0.0f;
-    for (int c = 0; c < C; ++c) sum += x[c];
-    float m = sum / C;
-    float var = 0.0f;
-    for (int c = 0; c < C; ++c) {
-      float d = x[c] - m;
-      var += d * d;
-    }
-    var /= C;
-    float s = 1.0f / std::sqrt(var + kLayerNormEpsilon);
-    for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * w[c] + b[c];
+    Eigen::Map<const Eigen::ArrayXf> x(in + size_t(n) * C, C);
+    const float m = x.sum() / C;
+    const float var = (x - m).square().sum() / C;
+    const float s = 1.0f / std::sqrt(var + kLayerNormEpsilon);
+    Eigen::Map<Eigen::ArrayXf>(out + size_t(n) * C, C) = (x - m) * s * gain + bias;
     if (mean) mean[n] = m;
     if (rstd) rstd[n] = s;
   }
@@ -78,32 +71,20 @@ double matmul_forward(float* out, const float* in, const float* w, const float* 
 
 double attention_row(float* out, float* att, int att_stride, const float* q, const float* k, const float* v,
                      int kv_stride, int n_keys, int C, int NH) {
+  using StridedRows = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(float(hs));
   for (int h = 0; h < NH; ++h) {
-    const float* qh = q + h * hs;
-    float* p = att + size_t(h) * att_stride;
-    float max_score = -std::numeric_limits<float>::infinity();
-    for (int j = 0; j < n_keys; ++j) {
-      const float* kh = k + size_t(j) * kv_stride + h * hs;
-      float dot = 0.0f;
-      for (int d = 0; d < hs; ++d) dot += qh[d] * kh[d];
-      p[j] = dot * scale;
-      max_score = std::max(max_score, p[j]);
-    }
-    float sum = 0.0f;
-    for (int j = 0; j < n_keys; ++j) {
-      p[j] = std::exp(p[j] - max_score);
-      sum += p[j];
-    }
-    float inv_sum = 1.0f / sum;
-    for (int j = 0; j < n_keys; ++j) p[j] *= inv_sum;
-    float* oh = out + h * hs;
-    std::fill(oh, oh + hs, 0.0f);
-    for (int j = 0; j < n_keys; ++j) {
-      const float* vh = v + size_t(j) * kv_stride + h * hs;
-      for (int d = 0; d < hs; ++d) oh[d] += p[j] * vh[d];
-    }
+    Eigen::Map<const Eigen::VectorXf> qh(q + h * hs, hs);
+    Eigen::Map<Eigen::VectorXf> p(att + size_t(h) * att_stride, n_keys);
+    StridedRows kh(k + h * hs, n_keys, hs, Eigen::OuterStride<>(kv_stride));  // (n_keys, hs)
+    StridedRows vh(v + h * hs, n_keys, hs, Eigen::OuterStride<>(kv_stride));  // (n_keys, hs)
+    p.noalias() = kh * qh;
+    p *= scale;
+    const float max_score = p.maxCoeff();
+    p = (p.array() - max_score).exp();  // Eigen's vectorised exp
+    p *= 1.0f / p.sum();
+    Eigen::Map<Eigen::VectorXf>(out + h * hs, hs).noalias() = vh.transpose() * p;
   }
   // Per head: scores (2hs + 1) n; softmax 5n + 1 (max, subtract, exp, sum, scale); values 2 hs n.
   return double(NH) * ((4.0 * hs + 6.0) * n_keys + 1.0);
@@ -132,12 +113,11 @@ double attention_forward(float* out, float* att, const float* qkv, const int* le
 }
 
 double gelu_forward(float* out, const float* in, size_t n) {
+  // Eigen's vectorised float tanh (a rational approximation, within a few ulp, exactly +-1 beyond
+  // |x| ~ 7.9, so GELU of a pre-activation below about -7 is exactly 0, as the compiler wants).
   const float k = std::sqrt(2.0f / float(M_PI));
-  for (size_t i = 0; i < n; ++i) {
-    float x = in[i];
-    float cube = 0.044715f * x * x * x;
-    out[i] = 0.5f * x * (1.0f + std::tanh(k * (x + cube)));
-  }
+  Eigen::Map<const Eigen::ArrayXf> x(in, Eigen::Index(n));
+  Eigen::Map<Eigen::ArrayXf>(out, Eigen::Index(n)) = 0.5f * x * (1.0f + (k * (x + 0.044715f * x * x * x)).tanh());
   // cube 3, inner add and multiply 2, tanh 1, outer add and two multiplies 3.
   return 9.0 * n;
 }

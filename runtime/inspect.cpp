@@ -22,7 +22,7 @@ std::vector<std::string> residual_labels(const Model& model) {
   std::vector<std::string> labels = model.residual_labels;
   labels.resize(model.config.n_embd);
   for (int c = 0; c < model.config.n_embd; ++c)
-    if (labels[c].empty()) labels[c] = "d" + std::to_string(c);
+    if (labels[c].empty()) labels[c] = std::string("d").append(std::to_string(c));
   return labels;
 }
 
@@ -31,19 +31,20 @@ std::vector<std::string> head_labels(const ModelConfig& config) {
   std::vector<std::string> labels;
   for (int h = 0; h < config.n_head; ++h)
     for (int d = 0; d < config.d_head(); ++d)
-      labels.push_back(config.n_head == 1 ? std::to_string(d) : "h" + std::to_string(h) + "." + std::to_string(d));
+      labels.push_back(config.n_head == 1 ? std::to_string(d)
+                                          : std::string("h").append(std::to_string(h)).append(".").append(std::to_string(d)));
   return labels;
 }
 
 std::vector<std::string> numbered(const std::string& prefix, int n) {
   std::vector<std::string> labels;
-  for (int i = 0; i < n; ++i) labels.push_back(prefix + std::to_string(i));
+  for (int i = 0; i < n; ++i) labels.push_back(std::string(prefix).append(std::to_string(i)));
   return labels;
 }
 
 std::string shape_text(const std::vector<size_t>& shape) {
   std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) s.append(i ? "," : "").append(std::to_string(shape[i]));
   return s + ")";
 }
 
@@ -71,9 +72,10 @@ std::string format_spec(const Model& model, const ParameterSpec& spec) {
     std::string out;
     const char* parts[] = {"q", "k", "v"};
     for (int part = 0; part < 3; ++part) {
-      std::string part_title = n + " [" + parts[part] + "] " +
-                               (weight ? "(" + std::to_string(cfg.n_embd) + "," + std::to_string(cfg.n_embd) + ")  rows: residual, columns: head dimensions"
-                                       : "(" + std::to_string(cfg.n_embd) + ")");
+      const std::string C = std::to_string(cfg.n_embd);
+      std::string part_title = n;
+      part_title.append(" [").append(parts[part]).append("] (").append(C);
+      part_title.append(weight ? "," + C + ")  rows: residual, columns: head dimensions" : std::string(")"));
       if (part) out += "\n";
       out += weight ? format_matrix(part_title, residual, head_labels(cfg), p + part * cfg.n_embd, 3 * cfg.n_embd)
                     : format_matrix(part_title, bias_row, head_labels(cfg), p + part * cfg.n_embd, 0);
@@ -179,7 +181,7 @@ std::string format_tensor(const Model& model, const std::string& name) {
 
 std::string format_all_tensors(const Model& model) {
   std::string out;
-  for (const ParameterSpec& spec : parameter_specs(model.config)) out += "\n" + format_spec(model, spec);
+  for (const ParameterSpec& spec : parameter_specs(model.config)) out.append("\n").append(format_spec(model, spec));
   return out;
 }
 

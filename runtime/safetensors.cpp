@@ -157,7 +157,10 @@ Model parse_model(std::string_view bytes, const std::string& name) {
                         " bytes, fewer than the 8-byte header length of a safetensors file");
   uint64_t header_length = 0;
   for (size_t i = 0; i < 8; ++i) header_length |= uint64_t(uint8_t(bytes[i])) << (8 * i);
-  if (header_length > bytes.size() - kHeaderLengthBytes || header_length > kMaxHeaderBytes)
+  if (header_length > kMaxHeaderBytes && header_length <= bytes.size() - kHeaderLengthBytes)
+    fail_file(name, "the header length field says " + std::to_string(header_length) +
+                        " bytes, more than the 100 MB safetensors allows; this is not a safetensors file");
+  if (header_length > bytes.size() - kHeaderLengthBytes)
     fail_file(name, "the header length field says " + std::to_string(header_length) +
                         " bytes, past the end of the file (" + std::to_string(bytes.size()) +
                         " bytes); the file is truncated or not a safetensors file");
@@ -227,6 +230,18 @@ Model parse_model(std::string_view bytes, const std::string& name) {
   if (metadata.contains("raspc.metadata")) {
     model.metadata = parse_metadata_json(reader, metadata, "raspc.metadata");
     if (!model.metadata.is_object()) reader.fail_key("raspc.metadata", "raspc.metadata must be a JSON object");
+  }
+
+  // A config whose weights cannot be in the file is refused before anything is allocated for it.
+  {
+    const long double C = config.n_embd, I = config.n_inner, LN = config.layer_norm ? 1 : 0;
+    const long double per_layer = 4 * LN * C + 3 * C * C + 3 * C + C * C + C + (I > 0 ? 2 * C * I + I + C : 0);
+    const long double floats = (long double)config.vocab_size * C + (long double)config.n_positions * C +
+                               config.n_layer * per_layer + 2 * LN * C;
+    if (floats * sizeof(float) > (long double)data.size())
+      fail_file(name, "the config needs " + std::to_string((unsigned long long)(floats * sizeof(float))) +
+                          " bytes of weights but the file holds only " + std::to_string(data.size()) +
+                          " after its header; the file is truncated");
   }
 
   // Tensors: every expected one present with dtype F32 and the config's shape; nothing else.

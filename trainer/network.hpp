@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <vector>
 
+#include <Eigen/Core>
+
 #include "runtime/model.hpp"
 
 namespace raspc {
@@ -56,9 +58,13 @@ class Network {
   // Writes the parameters back into a model of the same config (as float).
   void store(Model& model) const;
 
+  // Buffers start on Eigen's alignment: its reductions peel unaligned leading elements, so a buffer's
+  // address would otherwise change the summation order, and two runs with the same seed would differ.
+  using Buffer = std::vector<T, Eigen::aligned_allocator<T>>;
+
   const ModelConfig config;
-  std::vector<T> params;  // parameter_specs() order
-  std::vector<T> grads;   // same layout
+  Buffer params;  // parameter_specs() order
+  Buffer grads;   // same layout
   Tensors<T> p, g;        // views into params, grads
 
  private:
@@ -89,7 +95,7 @@ class Network {
                      const T* rstd, int N) const;
 
   int max_batch_;
-  std::vector<T> act_storage_, dact_storage_;
+  Buffer act_storage_, dact_storage_;
   Acts acts_, dacts_;
   std::vector<T> datt_row_;  // (T) scratch
   std::vector<int> tokens_, lengths_, targets_;

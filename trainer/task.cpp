@@ -101,8 +101,9 @@ std::string Task::key_of(const std::vector<int>& symbols) {
 
 bool Task::is_held_out(const std::vector<int>& symbols) const { return held_out_keys_.count(key_of(symbols)) > 0; }
 
-bool Task::label(const std::vector<int>& symbols, std::vector<int>& targets) {
+bool Task::label(const std::vector<int>& symbols, std::vector<int>& targets, std::vector<std::string>* expected) {
   targets.assign(symbols.size() + 1, -1);
+  if (expected) expected->assign(symbols.size(), "");
   input_scratch_.clear();
   for (int s : symbols) input_scratch_.push_back(options_.input_vocab[s]);
   std::vector<Value> outputs;
@@ -112,8 +113,10 @@ bool Task::label(const std::vector<int>& symbols, std::vector<int>& targets) {
     return false;
   }
   for (size_t i = 0; i < symbols.size() && i < outputs.size(); ++i) {
-    auto it = id_of_display_.find(to_display(outputs[i]));
+    const std::string shown = to_display(outputs[i]);
+    auto it = id_of_display_.find(shown);
     targets[i + 1] = it == id_of_display_.end() ? -2 : it->second;
+    if (expected) (*expected)[i] = shown;
   }
   return true;
 }
@@ -153,9 +156,11 @@ void Task::draw_held_out() {
       std::vector<int> tokens{bos_id()};
       for (int s : c) tokens.push_back(input_ids_[s]);
       std::vector<int> targets;
-      label(c, targets);
+      std::vector<std::string> expected;
+      label(c, targets, &expected);
       set.tokens.push_back(std::move(tokens));
       set.targets.push_back(std::move(targets));
+      set.expected.push_back(std::move(expected));
     }
     held_out_.push_back(std::move(set));
   }

@@ -40,6 +40,8 @@ struct Batch {
 struct HeldOutSet {
   int length = 0;  // symbols, BOS not counted
   std::vector<std::vector<int>> tokens, targets;
+  // The program's outputs as displayed ("" where undefined), for models with another vocabulary.
+  std::vector<std::vector<std::string>> expected;
 };
 
 struct TaskOptions {
@@ -70,7 +72,7 @@ class Task {
   bool is_held_out(const std::vector<int>& symbols) const;
   // Targets for one input given as symbol indices: targets[0] is -1 (BOS), then one per symbol.
   // Returns false (all -1) where the program is undefined on it.
-  bool label(const std::vector<int>& symbols, std::vector<int>& targets);
+  bool label(const std::vector<int>& symbols, std::vector<int>& targets, std::vector<std::string>* expected = nullptr);
   // Output values the labeller produced in training that are not in the vocabulary (masked).
   long unrepresentable_targets() const { return unrepresentable_; }
 

@@ -4,6 +4,7 @@
 // decoder allocates everything at construction.
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

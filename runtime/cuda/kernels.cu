@@ -187,7 +187,8 @@ __global__ void masked_softmax_kernel(float* att, const int* lengths, int B, int
   for (int s = lane; s < T; s += 32) p[s] = s < n_keys ? __fmul_rn(p[s], inv_sum) : 0.0f;
 }
 
-// One block per head: scores over the cached keys, softmax, the weighted sum of cached values.
+// One block of kThreads per head: scores over the cached keys, softmax, the weighted sum of
+// cached values.
 __global__ void attention_one_query_kernel(float* out, float* scores, const float* q, const float* k_cache,
                                            const float* v_cache, int n_keys, int P, int C, int H, float scale) {
   __shared__ float reduce_scratch[32];
@@ -212,11 +213,26 @@ __global__ void attention_one_query_kernel(float* out, float* scores, const floa
   float inv_sum = 1.0f / block_sum(sum, reduce_scratch);
   for (int s = threadIdx.x; s < n_keys; s += blockDim.x) score[s] = __fmul_rn(score[s], inv_sum);
   __syncthreads();  // every probability is read by every thread below
-  for (int e = threadIdx.x; e < d; e += blockDim.x) {
-    const float* vs = v_cache + size_t(h) * d + e;
+  // The weighted sum of values, 32 dimensions at a time: each warp sums every kWarpsPerBlock-th
+  // key (so a long context is read by all warps at once, each read coalesced along the head's
+  // dimensions), then warp 0 adds the warps' partial sums.
+  __shared__ float partial[kWarpsPerBlock][32];
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (int e0 = 0; e0 < d; e0 += 32) {
+    int e = e0 + lane;
     float acc = 0.0f;
-    for (int s = 0; s < n_keys; ++s) acc += __fmul_rn(score[s], vs[size_t(s) * C]);
-    out[size_t(h) * d + e] = acc;
+    if (e < d) {
+      const float* vs = v_cache + size_t(h) * d + e;
+      for (int s = warp; s < n_keys; s += kWarpsPerBlock) acc += __fmul_rn(score[s], vs[size_t(s) * C]);
+    }
+    partial[warp][lane] = acc;
+    __syncthreads();
+    if (warp == 0 && e < d) {
+      float total = 0.0f;
+      for (int w = 0; w < kWarpsPerBlock; ++w) total += partial[w][lane];
+      out[size_t(h) * d + e] = total;
+    }
+    __syncthreads();  // partial is rewritten by the next 32 dimensions
   }
 }
 
@@ -311,7 +327,8 @@ void attention(cublasHandle_t handle, float* out, float* pattern, float* q, floa
 void attention_one_query(float* out, float* scores, const float* q, const float* k_cache, const float* v_cache,
                          int n_keys, int P, int C, int H, cudaStream_t stream) {
   const float scale = 1.0f / sqrtf(float(C / H));
-  attention_one_query_kernel<<<H, 128, 0, stream>>>(out, scores, q, k_cache, v_cache, n_keys, P, C, H, scale);
+  // kThreads: the value sum splits the keys over exactly kWarpsPerBlock warps.
+  attention_one_query_kernel<<<H, kThreads, 0, stream>>>(out, scores, q, k_cache, v_cache, n_keys, P, C, H, scale);
   CUDA_CHECK_LAUNCH();
 }
 

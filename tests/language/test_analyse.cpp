@@ -45,6 +45,15 @@ TEST_CASE("analyse: the paper's layer and head counts for the programs/ files") 
            // shift by 1 and by 2 are two selectors in one layer.
            {"detect_pattern", 1, 2, {2}},
            {"aab", 1, 1, {1}},
+           {"sort_unique", 2, 1, {1, 1}},
+           // The balance aggregates and length share layer 1; the dip check and the last position's
+           // balance are two heads of layer 2.
+           {"shuffle_dyck", 2, 2, {2, 2}},
+           {"shuffle_dyck2", 2, 2, {2, 2}},
+           // counts, the rank on a level, the matching opener, the running "ever broken".
+           {"dyck2", 4, 1, {1, 1, 1, 1}},
+           {"dyck3", 4, 1, {1, 1, 1, 1}},
+           {"long_addition", 5, 2, {2, 1, 1, 1, 1}},
        }) {
     INFO("programs/" << figure.program << ".rasp");
     Analysis analysis = analyse(load_library_program(figure.program));

@@ -150,6 +150,17 @@ TEST_CASE("errors: every failing program reports its exact message and location"
   CHECK(sizeof(kCases) / sizeof(kCases[0]) >= 40);
 }
 
+TEST_CASE("errors: deep recursion through deep expressions is an error, not a stack overflow") {
+  // 100 calls of 100 nested negations each: within the call limit, beyond the expression budget.
+  std::string program = "def f(n) { return " + std::string(100, '-') + "f(n + 1); } f(0);";
+  CHECK(error_of(program) ==
+        "t.rasp:1:119: error: the call of `f` nests too deeply (over 3000 levels of expressions and calls); "
+        "does its recursion lack a base case?");
+  std::string wide = "x = 0";
+  for (int i = 0; i < 150; ++i) wide += " + 1";
+  CHECK(error_of(wide + "; x;") == "no error");
+}
+
 TEST_CASE("errors: the message shows the source line and a caret under the expression") {
   auto file = std::make_shared<SourceFile>();
   file->name = "t.rasp";

@@ -28,7 +28,10 @@ Program program_of(const std::string& text, const std::string& output = "") {
 
 std::string show(const std::vector<Value>& values) {
   std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + to_display(values[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += to_display(values[i]);
+  }
   return out + "]";
 }
 
@@ -237,6 +240,17 @@ TEST_CASE("evaluate: load brings in another file's public names") {
   } catch (const UserError& e) {
     CHECK(std::string(e.what()).find("undefined name `_hidden`") != std::string::npos);
   }
+  std::ofstream(folder / "ping.rasp") << "load \"pong\";\n";
+  std::ofstream(folder / "pong.rasp") << "x = 1;\nload \"ping\";\n";
+  try {
+    evaluate_program(read_source_file((folder / "ping.rasp").string()));
+    FAIL("a cycle of loads was accepted");
+  } catch (const UserError& e) {
+    std::string message = e.what();
+    CHECK(message.substr(0, message.find('\n')) ==
+          (folder / "pong.rasp").string() +
+              ":2:1: error: \"ping\" is already being loaded; files cannot load each other in a cycle");
+  }
   fs::remove_all(folder);
 }
 
@@ -260,4 +274,21 @@ TEST_CASE("evaluate: the standard library") {
   CHECK(run("sort(indices, tokens);", "[2,1,2,1]") == "[1,3,0,2]");  // stable
   CHECK(run("sort(tokens, -tokens);", "[3,1,2,4]") == "[4,3,2,1]");
   CHECK(run("aggregate(select_next_identical(tokens), indices, -1);", "abab") == "[2,3,-1,-1]");
+}
+
+TEST_CASE("evaluate: nodes built inside library functions carry the user's call site") {
+  Program p = program_of("x = 1;\ny = shift(tokens, 1, \"_\");\ny;");
+  const Node& out = output_node(p);
+  CHECK(out.kind == NodeKind::Aggregate);
+  CHECK(out.default_value == Value::of_string("_"));
+  LineColumn lc = line_column(*out.span.file, out.span.begin);
+  CHECK(out.span.file->name == "t.rasp");
+  CHECK(lc.line == 2);
+  CHECK(lc.column == 5);
+  // The select inside shift too: select(indices + n, indices, ==).
+  const Node& sel = p.node(out.inputs[0]);
+  CHECK(sel.kind == NodeKind::Select);
+  CHECK(sel.span.file->name == "t.rasp");
+  CHECK(p.node(sel.inputs[0]).op == ElementOp::Add);
+  CHECK(p.node(sel.inputs[1]).kind == NodeKind::Indices);
 }

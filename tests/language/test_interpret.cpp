@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "language/evaluate.hpp"
 #include "language/interpret.hpp"
 
 using namespace raspc;
@@ -386,4 +387,60 @@ TEST_CASE("interpret: a program must output an s-op") {
   Program none = b.program;
   none.output = -1;
   CHECK_THROWS_AS(Interpreter(none, Mode::Bidirectional), UserError);
+}
+
+TEST_CASE("interpret: from source, a mean over strings points at the aggregate in the file") {
+  auto source = std::make_shared<SourceFile>();
+  source->name = "letters.rasp";
+  source->text = "so_far = select(indices, indices, <=);\nletters = aggregate(so_far, tokens);\nletters;\n";
+  Program program = evaluate_program(source);
+  CHECK(run(program, chars("a")) == "a");
+  Interpreter interpreter(program, Mode::Bidirectional);
+  try {
+    interpreter.run(chars("ab"));
+    FAIL("a mean over strings must be refused");
+  } catch (const UndefinedOnInput& error) {
+    CHECK(error.position == 1);
+    CHECK(std::string(error.what()) ==
+          "letters.rasp:2:11: error: at position 1 this aggregate selects 2 positions and would average their "
+          "values (\"a\", \"b\"), but a mean needs numbers; make the selector pick at most one position there, "
+          "or aggregate a numeric s-op\n"
+          "  letters = aggregate(so_far, tokens);\n"
+          "            ^~~~~~~~~~~~~~~~~~~~~~~~~\n");
+  }
+}
+
+TEST_CASE("interpret: from source, prefix sums through exact means on a long input") {
+  auto source = std::make_shared<SourceFile>();
+  source->name = "prefix.rasp";
+  source->text = "round((indices + 1) * aggregate(select(indices, indices, <=), tokens));\n";
+  Program program = evaluate_program(source);
+  std::vector<int64_t> numbers;
+  std::string expected;
+  int64_t sum = 0;
+  for (int i = 0; i < 300; ++i) {
+    numbers.push_back((i * 37) % 11 - 5);
+    sum += numbers.back();
+    expected += (expected.empty() ? "" : " ") + std::to_string(sum);
+  }
+  CHECK(run(program, ints(numbers)) == expected);
+  CHECK(run(program, ints(numbers), Mode::Causal) == expected);
+}
+
+TEST_CASE("interpret: a select that cannot compare its values is undefined at the query's position") {
+  auto source = std::make_shared<SourceFile>();
+  source->name = "compare.rasp";
+  source->text = "selector_width(select(tokens, 1, <));\n";
+  Program program = evaluate_program(source);
+  CHECK(run(program, ints({0, 1, 2})) == "1 1 1");
+  Interpreter interpreter(program, Mode::Bidirectional);
+  try {
+    interpreter.run(chars("ab"));
+    FAIL("comparing strings with a number must be refused");
+  } catch (const UndefinedOnInput& error) {
+    CHECK(error.position == 0);
+    std::string message = error.what();
+    CHECK(message.rfind("compare.rasp:1:16: error: ", 0) == 0);
+    CHECK(message.find("note: this happens at position 0 of the input\n") != std::string::npos);
+  }
 }

@@ -182,7 +182,7 @@ TEST_CASE("parse: syntax errors say what was expected and what was found") {
 TEST_CASE("parse: nesting is bounded, not a stack overflow") {
   std::string deep = std::string(5000, '(') + "1" + std::string(5000, ')') + ";";
   CHECK(parse_error(deep) ==
-        "t.rasp:1:100: error: the program nests deeper than 200 levels here; split the expression into named parts");
+        "t.rasp:1:200: error: the program nests deeper than 200 levels here; split the expression into named parts");
   std::string negations;
   for (int i = 0; i < 5000; ++i) negations += "-";
   CHECK(parse_error(negations + "1;").find("nests deeper than 200 levels") != std::string::npos);

@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "language/input.hpp"
+#include "language/program_file.hpp"
 #include "program_files.hpp"
 
 using namespace raspc;
@@ -24,40 +26,51 @@ TEST_CASE("programs: the library holds the required programs") {
 
 TEST_CASE("programs: every file has a header with its name, vocabulary, mode and expectations") {
   for (const auto& path : program_paths()) {
-    ProgramFile file = read_program_file(path);
-    INFO(file.path);
-    CHECK(file.title_name == file.stem);
-    CHECK(file.has_vocab);
-    CHECK_NOTHROW(header_vocabulary(file.vocab_text));
-    CHECK((file.causal_text == "yes" || file.causal_text == "no"));
+    INFO(path.string());
+    ProgramHeader header;
+    try {
+      header = read_program_header(read_source_file(path.string()));
+    } catch (const UserError& error) {
+      FAIL_CHECK("the header is malformed:\n" << error.what());
+      continue;
+    }
+    CHECK(header.name == path.stem().string());
+    CHECK(!header.description.empty());
+    CHECK(!header.vocab_text.empty());
+    CHECK_NOTHROW(header_vocabulary(header));
+    REQUIRE(header.causal.has_value());
     size_t bidirectional = 0, causal = 0;
-    for (const Expectation& e : file.expectations) (e.causal ? causal : bidirectional) += 1;
+    for (const Expectation& e : header.expectations) (e.causal ? causal : bidirectional) += 1;
     CHECK(bidirectional >= 3);
-    if (file.causal_text == "yes") CHECK(causal >= 1);
-    if (file.causal_text == "no") CHECK(causal == 0);
+    if (*header.causal) CHECK(causal >= 1);
+    if (!*header.causal) CHECK(causal == 0);
   }
 }
 
 TEST_CASE("programs: every expectation of every file holds") {
   size_t checked = 0;
   for (const auto& path : program_paths()) {
-    ProgramFile file = read_program_file(path);
+    const std::string file = path.string();
     Program program;
+    ProgramHeader header;
+    std::vector<Value> vocabulary;
     try {
-      program = load_program(file.path);
+      auto source = read_source_file(file);
+      header = read_program_header(source);
+      vocabulary = header_vocabulary(header);
+      program = evaluate_program(source);
     } catch (const UserError& error) {
-      FAIL_CHECK(file.path << " does not evaluate:\n" << error.what());
+      FAIL_CHECK(file << " does not evaluate:\n" << error.what());
       continue;
     }
-    std::vector<Value> vocabulary = header_vocabulary(file.vocab_text);
     Interpreter bidirectional(program, Mode::Bidirectional);
     Interpreter causal(program, Mode::Causal);
-    for (const Expectation& e : file.expectations) {
-      INFO(file.path << ":" << e.line << ": " << (e.causal ? "expect-causal" : "expect") << ": " << e.input
-                     << " -> " << e.output);
+    for (const Expectation& e : header.expectations) {
+      INFO(file << ":" << e.line << ": " << (e.causal ? "expect-causal" : "expect") << ": " << e.input << " -> "
+                << e.output);
       std::string actual;
       try {
-        std::vector<Value> input = parse_input(e.input, file.path + ":" + std::to_string(e.line), &vocabulary);
+        std::vector<Value> input = parse_input(e.input, file + ":" + std::to_string(e.line), &vocabulary);
         actual = display_all((e.causal ? causal : bidirectional).run(input));
       } catch (const UserError& error) {
         actual = std::string("error: ") + error.what();

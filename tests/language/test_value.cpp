@@ -47,7 +47,9 @@ TEST_CASE("value: equality follows Python across kinds") {
   CHECK_FALSE(Value::of_bool(true) == Value::of_int(2));
   CHECK_FALSE(Value::of_string("1") == Value::of_int(1));
   CHECK(Value::of_string("ab") == Value::of_string("ab"));
-  CHECK(q(2, 4).number == Rational{2, 4});  // of_number stores what it is given
+  CHECK(q(2, 4).number == Rational{1, 2});  // of_number reduces
+  CHECK(q(3, -6).number == Rational{-1, 2});
+  CHECK(q(2, 4) == q(1, 2));
   CHECK(ValueHash()(Value::of_bool(true)) == ValueHash()(Value::of_int(1)));
 }
 

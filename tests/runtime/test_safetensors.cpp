@@ -121,9 +121,12 @@ TEST_CASE("a truncated file is rejected") {
         "m.safetensors: error: the file is truncated: it has 3 bytes, fewer than the 8-byte header length of a "
         "safetensors file\n");
   std::string bytes = serialize_model(tiny_model());
-  CHECK(first_line(error_of(bytes.substr(0, bytes.size() - 4))) ==
-        "m.safetensors:header:5:1: error: tensor \"transformer.h.0.attn.c_proj.bias\" has data_offsets [120,128] "
-        "pointing past the end of the data (124 bytes); the file is truncated");
+  CHECK(error_of(bytes.substr(0, bytes.size() - 4)) ==
+        "m.safetensors: error: the config needs 128 bytes of weights but the file holds only 124 after its header; "
+        "the file is truncated\n");
+  CHECK(error_of(bytes.substr(0, 30)) ==
+        "m.safetensors: error: the header length field says 864 bytes, past the end of the file (30 bytes); the file "
+        "is truncated or not a safetensors file\n");
 }
 
 TEST_CASE("a header length past the end of the file is rejected") {
@@ -218,4 +221,11 @@ TEST_CASE("metadata that is not raspc's is rejected") {
           config["n_head"] = 3;
           f.header["__metadata__"]["raspc.config"] = config.dump();
         }) == "m.safetensors: error: the model config's n_embd (2) is not a multiple of n_head (3)\n");
+  // A config far larger than the file is refused before anything is allocated for it.
+  CHECK(error_after([](SplitFile& f) {
+          json config = json::parse(f.header["__metadata__"]["raspc.config"].get<std::string>());
+          config["n_layer"] = 1000000000;
+          f.header["__metadata__"]["raspc.config"] = config.dump();
+        }) == "m.safetensors: error: the config needs 96000000032 bytes of weights but the file holds only 128 after "
+              "its header; the file is truncated\n");
 }

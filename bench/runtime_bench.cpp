@@ -1,0 +1,109 @@
+// The CPU runtime's speed, one thread: per-token decode latency with the KV cache, and batched
+// forward throughput as a fraction of Eigen's float GEMM rate measured in the same run.
+//   runtime_bench [SECONDS_PER_MEASUREMENT]
+// Figures are recorded in bench/RESULTS.md, section "Runtime". Times are the thread's CPU time
+// (the build machines are shared; wall time is printed beside it).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+
+#include <Eigen/Core>
+
+#include "runtime/cpu_backend.hpp"
+#include "runtime/flops.hpp"
+#include "runtime/handset_aab.hpp"
+#include "tests/runtime/random_model.hpp"
+
+using namespace raspc;
+
+namespace {
+
+double thread_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Timing {
+  double cpu = 0, wall = 0;
+  long reps = 0;
+};
+
+// Repeats `work` until it has used `budget` seconds of CPU time (after one warm-up call).
+template <class Work>
+Timing measure(double budget, Work work) {
+  work();
+  Timing t;
+  double cpu0 = thread_seconds(), wall0 = wall_seconds();
+  while (thread_seconds() - cpu0 < budget) {
+    work();
+    ++t.reps;
+  }
+  t.cpu = thread_seconds() - cpu0;
+  t.wall = wall_seconds() - wall0;
+  return t;
+}
+
+float sink = 0;  // keeps results alive
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const double budget = argc > 1 ? std::atof(argv[1]) : 1.0;
+  Eigen::setNbThreads(1);
+  std::printf("runtime_bench: one thread, %.1f s of CPU time per measurement\n\n", budget);
+
+  // Eigen's float GEMM rate: square 512 matrices, the kernel at its best.
+  const int n = 512;
+  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
+  Timing gemm = measure(budget, [&] {
+    c.noalias() = a * b;
+    sink += c(0, 0);
+  });
+  const double gemm_rate = 2.0 * n * n * n * gemm.reps / gemm.cpu;
+  std::printf("Eigen float GEMM %dx%dx%d: %.1f GFLOP/s\n\n", n, n, n, gemm_rate * 1e-9);
+
+  // Decode latency: feed a whole context token by token, reset, repeat.
+  Model aab = make_handset_aab();
+  ModelConfig config;
+  config.n_layer = 2;
+  config.n_head = 4;
+  config.n_embd = 64;
+  config.n_inner = 256;
+  config.n_positions = 16;
+  config.vocab_size = 16;
+  Model random = testing::make_random_model(config, 1);
+  std::printf("%-34s %10s %10s %12s %10s\n", "decode (KV cache)", "tokens", "us/token", "us/token wall", "GFLOP/s");
+  for (const Model* model : {&aab, &random}) {
+    CpuDecoder decoder(*model);
+    const int P = model->config.n_positions;
+    Timing t = measure(budget, [&] {
+      decoder.reset();
+      for (int i = 0; i < P; ++i) sink += decoder.step(i % model->config.vocab_size)[0];
+    });
+    double tokens = double(t.reps) * P;
+    double flops = double(t.reps) * forward_flops(model->config, P);
+    char name[64];
+    std::snprintf(name, sizeof name, "%s (context %d)", model == &aab ? "(aab)* hand-set" : "d64 L2 H4 MLP256", P);
+    std::printf("%-34s %10.0f %10.3f %12.3f %10.2f\n", name, tokens, 1e6 * t.cpu / tokens, 1e6 * t.wall / tokens,
+                flops / t.cpu * 1e-9);
+  }
+
+  // Batched throughput: 64 sequences of 16 tokens in one forward.
+  CpuBackend backend(random);
+  std::mt19937 rng(3);
+  std::vector<std::vector<int>> batch;
+  for (int i = 0; i < 64; ++i) batch.push_back(testing::random_tokens(random, 16, rng));
+  Timing t = measure(budget, [&] { sink += backend.forward(batch).logits[0]; });
+  double flops = double(t.reps) * 64 * forward_flops(config, 16);
+  double rate = flops / t.cpu;
+  std::printf("\nbatched forward, batch 64 x context 16 (d64 model): %.2f GFLOP/s, %.0f tokens/s, "
+              "%.0f%% of the GEMM rate (wall %.0f%% of CPU)\n",
+              rate * 1e-9, t.reps * 64.0 * 16 / t.cpu, 100 * rate / gemm_rate, 100 * t.cpu / t.wall);
+  return sink == 12345.0f ? 1 : 0;
+}

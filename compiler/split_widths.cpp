@@ -1,0 +1,148 @@
+// Part of simplify: selector_width(A or B) where A and B compare different s-ops.
+//
+// One head scores a selector as a sum of bilinear tables, one per pair of s-ops, and an `or` of
+// comparisons of different pairs is not such a sum (the library's stable sort is one:
+// key < key' or (key == key' and index < index')). When the parts are disjoint, though, the
+// width is the sum of the parts' widths: two heads in the same block, and a map adding them.
+#include <algorithm>
+
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+namespace {
+
+void flatten(const Program& program, NodeId sel, NodeKind kind, std::vector<NodeId>& out) {
+  const Node& node = program.node(sel);
+  if (node.kind == kind) {
+    for (NodeId in : node.inputs) flatten(program, in, kind, out);
+  } else {
+    out.push_back(sel);
+  }
+}
+
+void sides(const Program& program, NodeId sel, std::vector<NodeId>& keys, std::vector<NodeId>& queries) {
+  const Node& node = program.node(sel);
+  if (node.kind != NodeKind::Select) {
+    for (NodeId in : node.inputs) sides(program, in, keys, queries);
+    return;
+  }
+  auto add = [&](std::vector<NodeId>& list, NodeId id) {
+    if (program.node(id).kind != NodeKind::Constant && std::find(list.begin(), list.end(), id) == list.end())
+      list.push_back(id);
+  };
+  add(keys, node.inputs[0]);
+  add(queries, node.inputs[1]);
+}
+
+struct Conjunct {
+  NodeId sel, key, query;  // key/query -1: constants only
+};
+
+// The conjuncts of a selector, or false when one compares several s-ops on a side.
+bool conjuncts_of(const Program& program, NodeId sel, std::vector<Conjunct>& out) {
+  std::vector<NodeId> parts;
+  flatten(program, sel, NodeKind::SelectAnd, parts);
+  for (NodeId part : parts) {
+    std::vector<NodeId> keys, queries;
+    sides(program, part, keys, queries);
+    if (keys.size() > 1 || queries.size() > 1) return false;
+    out.push_back({part, keys.empty() ? -1 : keys[0], queries.empty() ? -1 : queries[0]});
+  }
+  return true;
+}
+
+std::vector<Value> side_values(const Inference& inference, NodeId id) {
+  if (id < 0) return {Value::of_int(0)};
+  return inference.info[size_t(id)].values;
+}
+
+bool disjoint(const Program& program, const Inference& inference, const std::vector<Conjunct>& a,
+              const std::vector<Conjunct>& b) {
+  for (const Conjunct& x : a)
+    for (const Conjunct& y : b) {
+      if (x.key != y.key || x.query != y.query) continue;
+      if ((x.key >= 0 && !inference.info[size_t(x.key)].values_known) ||
+          (x.query >= 0 && !inference.info[size_t(x.query)].values_known))
+        continue;
+      bool overlap = false;
+      for (const Value& k : side_values(inference, x.key))
+        for (const Value& q : side_values(inference, x.query))
+          if (selector_holds(program, x.sel, x.key, k, x.query, q) &&
+              selector_holds(program, y.sel, y.key, k, y.query, q))
+            overlap = true;
+      if (!overlap) return true;
+    }
+  return false;
+}
+
+// The disjuncts a width can be split into, or empty when it needs no split or cannot have one.
+std::vector<NodeId> split_of(const Program& program, const Inference& inference, NodeId width) {
+  NodeId sel = program.node(width).inputs[0];
+  std::vector<Conjunct> whole;
+  if (conjuncts_of(program, sel, whole)) return {};
+  std::vector<NodeId> parts;
+  flatten(program, sel, NodeKind::SelectOr, parts);
+  if (parts.size() < 2) return {};
+  std::vector<std::vector<Conjunct>> conjuncts(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (!conjuncts_of(program, parts[i], conjuncts[i])) return {};
+  for (size_t i = 0; i < parts.size(); ++i)
+    for (size_t j = i + 1; j < parts.size(); ++j)
+      if (!disjoint(program, inference, conjuncts[i], conjuncts[j])) return {};
+  return parts;
+}
+
+}  // namespace
+
+Program split_disjoint_widths(const Program& program, const Inference& inference) {
+  std::vector<std::vector<NodeId>> splits(program.nodes.size());
+  bool any = false;
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    if (!inference.info[size_t(id)].needed || program.node(id).kind != NodeKind::SelectorWidth) continue;
+    splits[size_t(id)] = split_of(program, inference, id);
+    any = any || !splits[size_t(id)].empty();
+  }
+  if (!any) return program;
+  Program out;
+  std::vector<NodeId> remap(program.nodes.size(), -1);
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    Node node = program.node(id);
+    for (NodeId& in : node.inputs) in = remap[size_t(in)];
+    if (splits[size_t(id)].empty()) {
+      remap[size_t(id)] = NodeId(out.nodes.size());
+      out.nodes.push_back(std::move(node));
+      continue;
+    }
+    std::string name = program.label(id);
+    NodeId sum = -1;
+    int k = 0;
+    for (NodeId part : splits[size_t(id)]) {
+      Node width;
+      width.kind = NodeKind::SelectorWidth;
+      width.span = node.span;
+      width.name = name + "_" + std::to_string(++k);
+      width.inputs = {remap[size_t(part)]};
+      out.nodes.push_back(std::move(width));
+      NodeId w = NodeId(out.nodes.size() - 1);
+      if (sum < 0) {
+        sum = w;
+        continue;
+      }
+      Node add;
+      add.kind = NodeKind::Elementwise;
+      add.op = ElementOp::Add;
+      add.span = node.span;
+      add.inputs = {sum, w};
+      out.nodes.push_back(std::move(add));
+      sum = NodeId(out.nodes.size() - 1);
+    }
+    out.nodes[size_t(sum)].name = node.name;
+    out.nodes[size_t(sum)].annotation = node.annotation;
+    remap[size_t(id)] = sum;
+  }
+  out.output = remap[size_t(program.output)];
+  for (const auto& [name, id] : program.named) out.named.emplace_back(name, remap[size_t(id)]);
+  return out;
+}
+
+}  // namespace raspc::compiler

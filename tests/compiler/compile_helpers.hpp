@@ -1,0 +1,53 @@
+// Shared by the compiler tests: programs from files or text, and a compile with a small,
+// exhaustive-then-sampled verification.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "compiler/compile.hpp"
+#include "compiler/program_header.hpp"
+#include "language/evaluate.hpp"
+#include "language/input.hpp"
+#include "support/diagnostics.hpp"
+
+namespace raspc::testing {
+
+inline std::string program_path(const std::string& name) {
+  return std::string(RASPC_SOURCE_DIR) + "/programs/" + name + ".rasp";
+}
+
+inline Program program_from_text(const std::string& text, const std::string& name = "test.rasp") {
+  auto file = std::make_shared<SourceFile>(SourceFile{name, text});
+  return evaluate_program(file);
+}
+
+struct ProgramFile {
+  std::shared_ptr<const SourceFile> source;
+  ProgramHeader header;
+  Program program;
+};
+
+inline ProgramFile load_program(const std::string& name) {
+  ProgramFile f;
+  f.source = read_source_file(program_path(name));
+  f.header = read_program_header(f.source->text);
+  f.program = evaluate_program(f.source);
+  return f;
+}
+
+// Exhaustive over every input up to length 6 (for a vocabulary of up to 6 symbols), then
+// `samples` random inputs spread over the longer lengths up to max_len.
+inline CompileOptions test_options(const std::vector<Value>& vocab, int max_len, Mode mode, long samples = 1500) {
+  CompileOptions o;
+  o.vocab = vocab;
+  o.max_len = max_len;
+  o.mode = mode;
+  o.samples = samples;
+  double total = 0, power = 1;
+  for (int n = 1; n <= std::min(6, max_len); ++n) total += (power *= double(vocab.size()));
+  o.exhaustive_limit = long(total);
+  return o;
+}
+
+}  // namespace raspc::testing

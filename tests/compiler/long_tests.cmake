@@ -1,0 +1,10 @@
+# The compiler's long sweep (label `long`, outside the default suite): histogram, sort and reverse
+# at maximum length 64 against 10^4 random inputs of every length.
+add_executable(test_compiler_long ${CMAKE_SOURCE_DIR}/tests/compiler/long/test_long_compile.cpp
+               $<TARGET_OBJECTS:raspc_catch_main>)
+target_link_libraries(test_compiler_long PRIVATE raspc_compiler Catch2::Catch2)
+target_compile_definitions(test_compiler_long PRIVATE RASPC_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+                           RASPC_SHARED_DIR="${RASPC_SHARED_DIR}")
+target_include_directories(test_compiler_long PRIVATE ${CMAKE_SOURCE_DIR}/tests/compiler)
+add_test(NAME "compiler: long sweeps at max length 64" COMMAND test_compiler_long)
+set_tests_properties("compiler: long sweeps at max length 64" PROPERTIES LABELS long)

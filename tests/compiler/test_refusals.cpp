@@ -1,0 +1,89 @@
+// Programs the compiler must refuse: each with its reason and the location of the offending
+// expression (file:line:col).
+#include <catch2/catch.hpp>
+
+#include "compile_helpers.hpp"
+
+using namespace raspc;
+using namespace raspc::testing;
+
+namespace {
+
+struct Refusal {
+  const char* source;
+  const char* location;  // "line:col"
+  const char* reason;    // a fragment of the message
+  int max_len = 8;
+  const char* vocab = "abc";
+};
+
+const Refusal kRefusals[] = {
+    {"f = numerical(aggregate(full_s, indicator(tokens == \"a\")));\nselector_width(select(f, f, ==));", "1:15",
+     "a selector cannot compare a numerical s-op"},
+    {"f = numerical(aggregate(full_s, indicator(tokens == \"a\")));\naggregate(select(indices, f, ==), tokens);", "1:15",
+     "a selector cannot compare a numerical s-op"},
+    {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
+     "s = a + b;\nselector_width(select(s, s, <));",
+     "3:5", "a selector cannot compare a numerical s-op"},
+    {"numerical(aggregate(full_s, tokens));", "1:11", "a numerical aggregate takes the mean of these values"},
+    {"x = numerical(aggregate(select(indices, indices, <), \"a\" if tokens == \"b\" else 1));", "1:54",
+     "a numerical aggregate takes the mean of these values"},
+    {"aggregate(select(indices, indices, <), indicator(tokens == \"a\"), \"none\");", "1:1",
+     "needs a numeric default"},
+    {"f = aggregate(full_s, indicator(tokens == \"a\"));\naggregate(select(tokens, tokens, ==), f, \"x\");", "2:1",
+     "needs a numeric default"},
+    {"numerical(\"a\" if indices == 0 else tokens);", "1:11", "numerical() needs numbers"},
+    {"numerical(tokens + \"x\");", "1:11", "numerical() needs numbers"},
+    {"tokens * 100 + indices;", "1:1", "more than the 2048", 30, "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,"
+     "21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,"
+     "59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,"
+     "97,98,99]"},
+    {"categorical(aggregate(full_s, indicator(tokens == \"a\")) + aggregate(full_s, indicator(tokens == \"b\")));",
+     "1:13", "this map combines numerical s-ops"},
+    {"selector_width(select(tokens, tokens, ==) or select(indices, indices, <));", "1:16",
+     "combines comparisons of different s-ops"},
+    {"aggregate(select(tokens, tokens, ==) or select(indices, indices, <), tokens);", "1:11",
+     "combines comparisons of different s-ops"},
+    {"selector_width(not (select(tokens, tokens, ==) and select(indices, indices, <)));", "1:16",
+     "combines comparisons of different s-ops"},
+    {"s = select(tokens, tokens, <) or select(indices, indices, ==);\nselector_width(s);", "1:5",
+     "combines comparisons of different s-ops"},
+    {"tokens + 1;", "1:1", "undefined on every input"},
+    {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
+     "numerical(a * b);",
+     "3:11", "is not affine"},
+    {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
+     "c = a + b;\nc == 1;",
+     "4:1", "this map combines numerical s-ops"},
+    {"f = aggregate(full_s, indicator(tokens == \"a\"));\ncategorical(aggregate(select(indices, indices, ==), f));",
+     "2:13", "a categorical aggregate cannot copy a numerical s-op"},
+    {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
+     "selector_width(select(tokens, tokens, ==) and select(a + b, a + b, ==));",
+     "3:54", "a selector cannot compare a numerical s-op"},
+    {"x = tokens + indices * 100 + length * 10000;\nx;", "1:5", "cannot be enumerated", 40,
+     "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,"
+     "41,42,43,44,45,46,47,48,49]"},
+};
+
+}  // namespace
+
+TEST_CASE("programs that cannot become weights are refused with the reason and the location") {
+  int index = 0;
+  for (const Refusal& r : kRefusals) {
+    ++index;
+    INFO("refusal " << index << ": " << r.source);
+    Program program = program_from_text(r.source, "test.rasp");
+    CompileOptions o = test_options(parse_vocabulary(r.vocab), r.max_len, Mode::Bidirectional);
+    o.verify = false;
+    try {
+      compile_program(program, o);
+      FAIL("compiled");
+    } catch (const UserError& e) {
+      std::string message = e.what();
+      INFO(message);
+      CHECK(message.rfind(std::string("test.rasp:") + r.location + ": error: ", 0) == 0);
+      CHECK(message.find(r.reason) != std::string::npos);
+    }
+  }
+  CHECK(index >= 20);
+}

@@ -1,0 +1,112 @@
+// Inputs parsed against a model's vocabulary, and outputs read off its forward.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "runtime/cpu_backend.hpp"
+#include "runtime/model_output.hpp"
+#include "support/diagnostics.hpp"
+
+using namespace raspc;
+
+namespace {
+
+// No layers: the final residual stream is the embedding, so every output is known exactly.
+// Tokens: BOS, h, e, l, o, 7 (output only). Residual dimension c of token i at position t is
+// 10 i + c + 0.5 t.
+Model embedding_only_model() {
+  Model model;
+  model.config.n_layer = 0;
+  model.config.n_head = 1;
+  model.config.n_embd = 6;
+  model.config.n_inner = 0;
+  model.config.n_positions = 6;
+  model.config.vocab_size = 6;
+  model.config.layer_norm = false;
+  model.vocab = {"<bos>", "h", "e", "l", "o", "7"};
+  model.bos_id = 0;
+  model.input_ids = {1, 2, 3, 4};
+  model.allocate();
+  for (int i = 0; i < 6; ++i)
+    for (int c = 0; c < 6; ++c) model.w.wte[i * 6 + c] = 10.0f * i + c;
+  for (int t = 0; t < 6; ++t)
+    for (int c = 0; c < 6; ++c) model.w.wpe[t * 6 + c] = 0.5f * t;
+  return model;
+}
+
+std::string error_of(const Model& model, const std::string& text) {
+  try {
+    parse_model_input(model, text);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("inputs are parsed against the model's input vocabulary") {
+  Model model = embedding_only_model();
+  CHECK(parse_model_input(model, "hello") == std::vector<int>{1, 2, 3, 3, 4});
+  CHECK(parse_model_input(model, "\"hole\"") == std::vector<int>{1, 4, 3, 2});
+  CHECK(parse_model_input(model, "[h, e,\"l\"]") == std::vector<int>{1, 2, 3});
+  CHECK(error_of(model, "help") == "--input:1:4: error: \"p\" is not in the model's input vocabulary (h e l o)\n"
+                                   "  help\n"
+                                   "     ^\n");
+  CHECK(error_of(model, "[h,7]") == "--input:1:4: error: \"7\" is not in the model's input vocabulary (h e l o)\n"
+                                    "  [h,7]\n"
+                                    "     ^\n");
+  CHECK(error_of(model, "hellohe") ==
+        "--input:1:1: error: the input has 7 tokens but the model takes at most 5 (its 6 positions minus BOS)\n"
+        "  hellohe\n"
+        "  ^~~~~~~\n");
+  CHECK(error_of(model, "") == "--input:1:1: error: the input is empty; give at least one token\n  \n  ^\n");
+  CHECK(error_of(model, "[h,,e]") == "--input:1:4: error: an item of the list input is empty\n"
+                                     "  [h,,e]\n"
+                                     "     ^\n");
+  CHECK(error_of(model, "[h,e") == "--input:1:1: error: a list input must end with ']', as in [3,1,2,4]\n"
+                                   "  [h,e\n"
+                                   "  ^~~~\n");
+}
+
+TEST_CASE("categorical outputs are the argmax over the output tokens, without BOS's position") {
+  Model model = embedding_only_model();
+  model.metadata["output"] = {{"encoding", "categorical"}};
+  CpuBackend backend(model);
+  std::vector<int> tokens = parse_model_input(model, "hel");
+  ForwardResult result = backend.forward({with_bos(model, tokens)}, output_forward_options(model));
+  CHECK(result.lengths[0] == 4);
+  // The logit of token j at any position is the dot of two embeddings; token 5 ("7") is largest.
+  PositionOutputs out = read_outputs(model, result, 0);
+  CHECK(out.values == std::vector<std::string>{"7", "7", "7"});
+  const float* logits = result.logits_at(0, 1);
+  CHECK(out.margins[0] == logits[5] - logits[4]);
+
+  model.metadata["output"]["token_ids"] = {1, 2};
+  out = run_positions(backend, model, tokens);
+  CHECK(out.values == std::vector<std::string>{"e", "e", "e"});
+  CHECK(format_outputs(out.values) == "[e,e,e]");
+  model.metadata["output"]["token_ids"] = {3};
+  CHECK(std::isinf(run_positions(backend, model, tokens).margins[0]));
+}
+
+TEST_CASE("numerical outputs read one dimension of the final residual stream") {
+  Model model = embedding_only_model();
+  model.metadata["output"] = {{"encoding", "numerical"}, {"dim", 2}};
+  CpuBackend backend(model);
+  // Position t (BOS at 0) holding token i: 10 i + 2 + 0.5 t.
+  PositionOutputs out = run_positions(backend, model, parse_model_input(model, "oh"));
+  CHECK(out.values == std::vector<std::string>{"42.5", "13"});
+  CHECK(std::isnan(out.margins[0]));
+  model.metadata["output"]["dim"] = 9;
+  CHECK_THROWS_WITH(run_positions(backend, model, {1}),
+                    "error: the model's output metadata names residual dimension 9, outside 0..5\n");
+}
+
+TEST_CASE("without output metadata the output is the argmax over the whole vocabulary") {
+  Model model = embedding_only_model();
+  model.bos_id = -1;
+  model.input_ids.clear();
+  CpuBackend backend(model);
+  CHECK(format_outputs(run_positions(backend, model, {1, 2}).values) == "[7,7]");
+}
