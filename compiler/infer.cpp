@@ -279,6 +279,10 @@ class Inferrer {
     } else if (node.annotation == Encoding::Categorical) {
       out.encoding = Encoding::Categorical;
       out.why = "categorical(): copies the one selected value";
+    } else if (program_.node(node.inputs[1]).kind == NodeKind::Constant) {
+      // The mean of any number of copies of c is c: a copy, exact whatever the selector selects.
+      out.encoding = Encoding::Categorical;
+      out.why = "its value is a constant, the same whichever keys are selected: categorical {value, default}";
     } else if (val.encoding == Encoding::Numerical) {
       out.encoding = Encoding::Numerical;
       out.why = "averages a numerical s-op: numerical";

@@ -46,12 +46,22 @@ std::vector<int> generate_greedy(Backend& backend, const Model& model, const std
     size_t first = tokens.size() > size_t(window) ? tokens.size() - window : 0;
     for (size_t i = first; i < tokens.size(); ++i) logits = decoder->step(tokens[i]);
   };
+  // The candidates: the model's output tokens when its metadata lists them, else every non-BOS token.
+  std::vector<int> candidates;
+  const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
+  if (output.is_object() && output.contains("token_ids") && output["token_ids"].is_array())
+    for (const nlohmann::json& id : output["token_ids"])
+      if (id.is_number_integer() && id.get<int>() >= 0 && id.get<int>() < model.config.vocab_size)
+        candidates.push_back(id.get<int>());
+  if (candidates.empty())
+    for (int v = 0; v < model.config.vocab_size; ++v)
+      if (v != model.bos_id) candidates.push_back(v);
   refill();
   for (int i = 0; i < count; ++i) {
     if (!logits) fail_at(Span{}, "generation needs a prompt of at least one token for a model without BOS");
-    int best = -1;
-    for (int v = 0; v < model.config.vocab_size; ++v)
-      if (v != model.bos_id && (best < 0 || logits[v] > logits[best])) best = v;
+    int best = candidates[0];
+    for (int v : candidates)
+      if (logits[v] > logits[best]) best = v;
     tokens.push_back(best);
     generated.push_back(best);
     if (i + 1 == count) break;

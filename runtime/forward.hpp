@@ -66,7 +66,8 @@ class Backend {
 std::unique_ptr<Backend> make_backend(const Model& model, Device device = Device::Cpu);
 
 // Greedy generation: appends `count` tokens to `prompt` (token ids, without BOS), each the argmax
-// of the logits over the non-BOS tokens, and returns the appended ones. The context is BOS (when
+// of the logits over metadata["output"]["token_ids"] when the model lists them, else over the
+// non-BOS tokens, and returns the appended ones. The context is BOS (when
 // the model has one) plus the tokens so far; once it would exceed n_positions it keeps the last
 // tokens that fit, and the window is recomputed from scratch each step (as the (aab)* post does
 // with its 5 positions). Uses the backend's Decoder (KV cache) while the context grows.

@@ -31,14 +31,30 @@ std::vector<std::string> head_labels(const ModelConfig& config) {
   std::vector<std::string> labels;
   for (int h = 0; h < config.n_head; ++h)
     for (int d = 0; d < config.d_head(); ++d)
-      labels.push_back(config.n_head == 1 ? std::to_string(d)
-                                          : std::string("h").append(std::to_string(h)).append(".").append(std::to_string(d)));
+      labels.push_back(config.n_head == 1
+                           ? std::to_string(d)
+                           : std::string("h").append(std::to_string(h)).append(".").append(std::to_string(d)));
   return labels;
 }
 
 std::vector<std::string> numbered(const std::string& prefix, int n) {
   std::vector<std::string> labels;
   for (int i = 0; i < n; ++i) labels.push_back(std::string(prefix).append(std::to_string(i)));
+  return labels;
+}
+
+// The labels of layer l's MLP units: metadata["mlp_units"][l] when the compiler stored them (one
+// string per unit), else "u0", "u1", ... . `tensor` is a name "transformer.h.<l>.mlp...".
+std::vector<std::string> mlp_unit_labels(const Model& model, const std::string& tensor) {
+  const int n_inner = model.config.n_inner;
+  std::vector<std::string> labels = numbered("u", n_inner);
+  const size_t start = std::string("transformer.h.").size();
+  const int layer = std::stoi(tensor.substr(start, tensor.find('.', start) - start));
+  const nlohmann::json& units = model.metadata.contains("mlp_units") ? model.metadata["mlp_units"] : nlohmann::json();
+  if (units.is_array() && layer < int(units.size()) && units[layer].is_array())
+    for (int u = 0; u < n_inner && u < int(units[layer].size()); ++u)
+      if (units[layer][u].is_string() && !units[layer][u].get<std::string>().empty())
+        labels[u] = units[layer][u].get<std::string>();
   return labels;
 }
 
@@ -86,11 +102,11 @@ std::string format_spec(const Model& model, const ParameterSpec& spec) {
     return format_matrix(title + "  rows: head dimensions, columns: residual", head_labels(cfg), residual, p,
                          cfg.n_embd);
   if (ends_with("mlp.c_fc.weight"))
-    return format_matrix(title + "  rows: residual, columns: MLP units", residual, numbered("u", cfg.n_inner), p,
+    return format_matrix(title + "  rows: residual, columns: MLP units", residual, mlp_unit_labels(model, n), p,
                          cfg.n_inner);
-  if (ends_with("mlp.c_fc.bias")) return format_matrix(title, bias_row, numbered("u", cfg.n_inner), p, 0);
+  if (ends_with("mlp.c_fc.bias")) return format_matrix(title, bias_row, mlp_unit_labels(model, n), p, 0);
   if (ends_with("mlp.c_proj.weight"))
-    return format_matrix(title + "  rows: MLP units, columns: residual", numbered("u", cfg.n_inner), residual, p,
+    return format_matrix(title + "  rows: MLP units, columns: residual", mlp_unit_labels(model, n), residual, p,
                          cfg.n_embd);
   // Biases and LayerNorm gains and biases over the residual stream.
   return format_matrix(title, {ends_with("weight") ? "gain" : "bias"}, residual, p, 0);

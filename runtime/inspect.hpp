@@ -1,6 +1,7 @@
 // Printing a model the way the (aab)* post prints it: the config, then every matrix with its rows
 // and columns labelled (residual labels from the file, token strings for wte rows, positions for
-// wpe rows, head dimensions for q/k/v), every value shown, columns aligned.
+// wpe rows, head dimensions for q/k/v, MLP unit labels from metadata["mlp_units"] when the
+// compiler stored them), every value shown, columns aligned.
 #pragma once
 
 #include <string>

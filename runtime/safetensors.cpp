@@ -190,7 +190,8 @@ Model parse_model(std::string_view bytes, const std::string& name) {
   const json& metadata = header["__metadata__"];
   for (const auto& [key, value] : metadata.items())
     if (!value.is_string())
-      reader.fail_key(key, "the __metadata__ entry \"" + key + "\" is not a string (safetensors metadata maps strings to strings)");
+      reader.fail_key(key, "the __metadata__ entry \"" + key +
+                               "\" is not a string (safetensors metadata maps strings to strings)");
 
   Model model;
   model.config = config_from_json(parse_metadata_json(reader, metadata, "raspc.config"), name);
@@ -224,7 +225,8 @@ Model parse_model(std::string_view bytes, const std::string& name) {
     reader.fail_key("raspc.residual_labels", "raspc.residual_labels must be a JSON list of strings");
   model.residual_labels = labels.get<std::vector<std::string>>();
   if (!model.residual_labels.empty() && int(model.residual_labels.size()) != config.n_embd)
-    reader.fail_key("raspc.residual_labels", "raspc.residual_labels has " + std::to_string(model.residual_labels.size()) +
+    reader.fail_key("raspc.residual_labels",
+                    "raspc.residual_labels has " + std::to_string(model.residual_labels.size()) +
                                                  " labels but the config says n_embd " + std::to_string(config.n_embd));
 
   if (metadata.contains("raspc.metadata")) {
@@ -299,12 +301,12 @@ Model parse_model(std::string_view bytes, const std::string& name) {
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
   uint64_t cursor = 0;
   for (const Placed& p : placed) {
+    const std::string where =
+        " (starts at byte " + std::to_string(p.begin) + ", the previous one ends at " + std::to_string(cursor) + ")";
     if (p.begin < cursor)
-      reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" overlaps the tensor before it in the data (starts at byte " +
-                                        std::to_string(p.begin) + ", the previous one ends at " + std::to_string(cursor) + ")");
+      reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" overlaps the tensor before it in the data" + where);
     if (p.begin > cursor)
-      reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" leaves a gap in the data (starts at byte " +
-                                        std::to_string(p.begin) + ", the previous one ends at " + std::to_string(cursor) + ")");
+      reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" leaves a gap in the data" + where);
     cursor = p.end;
   }
   if (cursor != data.size())
@@ -316,7 +318,8 @@ Model parse_model(std::string_view bytes, const std::string& name) {
     std::memcpy(dst, data.data() + p.begin, p.end - p.begin);
     for (size_t i = 0; i < p.spec->size(); ++i)
       if (!std::isfinite(dst[i]))
-        reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" has " + (std::isnan(dst[i]) ? "a NaN" : "an infinite") +
+        reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" has " +
+                                          (std::isnan(dst[i]) ? "a NaN" : "an infinite") +
                                           " value at flat index " + std::to_string(i) + "; weights must be finite");
   }
   return model;

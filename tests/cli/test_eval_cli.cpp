@@ -25,9 +25,17 @@ std::string slurp(const std::filesystem::path& path) {
 }
 
 std::filesystem::path scratch() {
-  auto folder = std::filesystem::temp_directory_path() / ("raspc_eval_cli_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(folder);
-  return folder;
+  // One folder per test process, removed when the process ends.
+  static struct Folder {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("raspc_eval_cli_" + std::to_string(::getpid()));
+    ~Folder() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } folder;
+  std::filesystem::create_directories(folder.path);
+  return folder.path;
 }
 
 // Runs `raspc ARGS` in the scratch folder (arguments are passed through the shell as written).
@@ -126,4 +134,15 @@ TEST_CASE("eval cli: a mean over strings is undefined on the input") {
   CHECK(r.out == "");
   CHECK(r.err.rfind("-e:1:1: error: ", 0) == 0);
   CHECK(r.err.find("position 1") != std::string::npos);
+}
+
+TEST_CASE("eval cli: load reads a file beside the program; --output must name an s-op") {
+  write("helpers.rasp", "def reverse(seq) { return aggregate(select(indices, length - indices - 1, ==), seq); }\n");
+  write("main.rasp", "load \"helpers\";\nflipped = reverse(tokens);\nflipped;\n");
+  Result r = raspc("eval main.rasp --input abc");
+  CHECK(r.code == 0);
+  CHECK(r.out == "[c,b,a]\n");
+  Result unknown = raspc("eval main.rasp --input abc --output nope");
+  CHECK(unknown.code == 1);
+  CHECK(unknown.err == "--output: error: the program has no top-level s-op named `nope` (its named s-ops: flipped)\n");
 }

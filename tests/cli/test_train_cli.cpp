@@ -82,8 +82,8 @@ TEST_CASE("raspc train refuses bad settings with a message") {
   CHECK(lengths.code == 1);
   CHECK(lengths.err ==
         "--train-len:1:1: error: write the lengths as A-B with 1 <= A <= B <= --max-len (6), as in 1-8\n"
-        "5-3\n"
-        "^~~\n");
+        "  5-3\n"
+        "  ^~~\n");
   Run heads = raspc("train " + program("hist.rasp") + " --d-model 10 --heads 4" + out);
   CHECK(heads.code == 1);
   CHECK(heads.err.find("error: d_model must be a multiple of the number of heads (4)") != std::string::npos);

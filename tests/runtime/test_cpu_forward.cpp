@@ -217,3 +217,28 @@ TEST_CASE("the FLOP formula for GPT-2 shapes") {
   double kaplan = 2.0 * 12 * 12 * 768 * 768 + 4.0 * 12 * 1024 * 768 + 2.0 * 768 * 50257;
   CHECK(per_token / kaplan == Approx(1.0).epsilon(0.01));
 }
+
+TEST_CASE("greedy generation keeps BOS and the last tokens that fit, over the output tokens") {
+  // Seed 10 gives a continuation that changes token several times (most random models settle on
+  // one token at once, which would not show the window at work).
+  Model model = testing::make_random_model(config_of(2, 2, 8, 16, 5, 6, true, false, Activation::Gelu), 10, 1.0f, true);
+  model.metadata["output"] = {{"encoding", "categorical"}, {"token_ids", {2, 3, 4}}};
+  CpuBackend backend(model);
+  const std::vector<int> prompt = {1, 5};
+  const std::vector<int> generated = generate_greedy(backend, model, prompt, 12);
+  REQUIRE(generated.size() == 12);
+  CHECK(std::count(generated.begin(), generated.end(), generated[0]) < 12);
+  // The same by full recomputation over [BOS] + the last 4 tokens.
+  std::vector<int> tokens = prompt;
+  for (int i = 0; i < 12; ++i) {
+    std::vector<int> window = {model.bos_id};
+    window.insert(window.end(), tokens.end() - std::min<size_t>(tokens.size(), 4), tokens.end());
+    ForwardResult r = backend.forward({window});
+    const float* logits = r.logits_at(0, int(window.size()) - 1);
+    int best = 2;
+    for (int v : {3, 4})
+      if (logits[v] > logits[best]) best = v;
+    CHECK(generated[i] == best);
+    tokens.push_back(best);
+  }
+}

@@ -1,0 +1,52 @@
+// Printing models: labelled, aligned matrices.
+#include <catch2/catch.hpp>
+
+#include "runtime/inspect.hpp"
+#include "support/diagnostics.hpp"
+#include "tests/runtime/random_model.hpp"
+
+using namespace raspc;
+
+TEST_CASE("matrices print every value under aligned, labelled columns") {
+  const float values[] = {1, -0.5f, 1024, 0, -0.0f, 3.14159274f};
+  CHECK(format_matrix("title", {"row a", "b"}, {"x", "long label", "z"}, values, 3) ==
+        "title\n"
+        "       x  long label        z\n"
+        "row a  1        -0.5     1024\n"
+        "b      0           0  3.14159\n");
+}
+
+TEST_CASE("tensors are labelled by heads, MLP units and residual dimensions") {
+  ModelConfig config;
+  config.n_layer = 1;
+  config.n_head = 2;
+  config.n_embd = 2;
+  config.n_inner = 2;
+  config.n_positions = 2;
+  config.vocab_size = 2;
+  config.layer_norm = false;
+  Model model = testing::make_random_model(config, 1);
+  model.storage.assign(model.storage.size(), 0.0f);
+  model.residual_labels = {"one", ""};
+  model.metadata["mlp_units"] = nlohmann::json::array({nlohmann::json::array({"gate", ""})});
+  CHECK(format_tensor(model, "transformer.h.0.mlp.c_fc.bias") ==
+        "transformer.h.0.mlp.c_fc.bias (2)\n"
+        "      gate  u1\n"
+        "bias     0   0\n");
+  CHECK(format_tensor(model, "transformer.h.0.attn.c_attn.weight").rfind(
+            "transformer.h.0.attn.c_attn.weight [q] (2,2)  rows: residual, columns: head dimensions\n"
+        "     h0.0  h1.0\n"
+        "one     0     0\n"
+        "d1      0     0\n"
+        "\n"
+        "transformer.h.0.attn.c_attn.weight [k] (2,2)",
+            0) == 0);
+  CHECK_THROWS_WITH(format_tensor(model, "wte"),
+                    "--tensor:1:1: error: the model has no tensor \"wte\"; its tensors are transformer.wte.weight, "
+                    "transformer.wpe.weight, transformer.h.0.attn.c_attn.weight, transformer.h.0.attn.c_attn.bias, "
+                    "transformer.h.0.attn.c_proj.weight, transformer.h.0.attn.c_proj.bias, "
+                    "transformer.h.0.mlp.c_fc.weight, transformer.h.0.mlp.c_fc.bias, "
+                    "transformer.h.0.mlp.c_proj.weight, transformer.h.0.mlp.c_proj.bias\n"
+                    "  wte\n"
+                    "  ^~~\n");
+}
