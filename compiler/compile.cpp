@@ -63,7 +63,7 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   Inference first = infer(input_program, options);
   if (wants("infer")) result.dump = dump_inference(input_program, first);
 
-  Program program = simplify(input_program);
+  Program program = merge_means(simplify(input_program));
   Inference inference = infer(program, options);
   Program split = split_disjoint_widths(program, inference);
   if (split.nodes.size() != program.nodes.size()) {

@@ -44,6 +44,8 @@ Inference infer(const Program& program, const CompileOptions& options);
 
 // Merges equal nodes, folds constants, drops what the output does not need.
 Program simplify(const Program& program);
+// Rewrites sums and differences of means over one selector into one mean (merge_means.cpp).
+Program merge_means(const Program& program);
 
 // The non-elementwise s-ops (tokens, indices, aggregates, selector widths) an elementwise node is
 // a function of, through chains of elementwise maps: one fused lookup table computes it from them.

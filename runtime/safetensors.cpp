@@ -227,7 +227,7 @@ Model parse_model(std::string_view bytes, const std::string& name) {
   if (!model.residual_labels.empty() && int(model.residual_labels.size()) != config.n_embd)
     reader.fail_key("raspc.residual_labels",
                     "raspc.residual_labels has " + std::to_string(model.residual_labels.size()) +
-                                                 " labels but the config says n_embd " + std::to_string(config.n_embd));
+                        " labels but the config says n_embd " + std::to_string(config.n_embd));
 
   if (metadata.contains("raspc.metadata")) {
     model.metadata = parse_metadata_json(reader, metadata, "raspc.metadata");

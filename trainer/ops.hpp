@@ -203,13 +203,20 @@ void attention_backward(T* dqkv, T* datt_row, const T* dout, const T* qkv, const
 
 // --- activations ---------------------------------------------------------------------------------------
 
+// tanh(u) = 1 - 2 / (1 + e^{2u}): glibc's tanhf is several times slower than its expf, and was a
+// third of a training step. Exact limits: e^{2u} overflows to inf (tanh 1) or underflows to 0 (-1).
+template <class T>
+inline T fast_tanh(T u) {
+  return T(1) - T(2) / (T(1) + std::exp(T(2) * u));
+}
+
 // GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 template <class T>
 void gelu_forward(T* out, const T* inp, size_t n) {
   const T k = std::sqrt(T(2) / T(M_PI));
   for (size_t i = 0; i < n; ++i) {
     T x = inp[i];
-    out[i] = T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x)));
+    out[i] = T(0.5) * x * (T(1) + fast_tanh(k * (x + T(0.044715) * x * x * x)));
   }
 }
 template <class T>
@@ -218,7 +225,7 @@ void gelu_backward(T* dinp, const T* inp, const T* dout, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     T x = inp[i];
     T u = k * (x + T(0.044715) * x * x * x);
-    T th = std::tanh(u);
+    T th = fast_tanh(u);
     T sech2 = T(1) - th * th;
     T local = T(0.5) * (T(1) + th) + T(0.5) * x * sech2 * k * (T(1) + T(3 * 0.044715) * x * x);
     dinp[i] += local * dout[i];

@@ -56,7 +56,7 @@ TEST_CASE("the hand-set (aab)* model is the post's weights") {
 }
 
 TEST_CASE("the hand-set (aab)* model generates the same from its file") {
-  std::string path = std::string(RASPC_SOURCE_DIR) + "/build-test-aab.safetensors";
+  std::string path = std::string("runtime_test_aab.safetensors");
   save_model(make_handset_aab(), path);
   Model model = load_model(path);
   std::remove(path.c_str());

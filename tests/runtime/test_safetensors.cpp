@@ -74,7 +74,7 @@ TEST_CASE("a model survives the file round trip bit for bit") {
   model.input_ids = {1, 2, 3};
   model.metadata = {{"mode", "bidirectional"}, {"output", {{"encoding", "categorical"}}}, {"program", "hist = 1;"}};
 
-  std::string path = std::string(RASPC_SOURCE_DIR) + "/build-test-roundtrip.safetensors";
+  std::string path = std::string("runtime_test_roundtrip.safetensors");
   save_model(model, path);
   Model loaded = load_model(path);
   std::remove(path.c_str());

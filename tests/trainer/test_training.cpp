@@ -154,8 +154,9 @@ TEST_CASE("the same seed gives the same model") {
 
 // Both runs below are deterministic (fixed seeds) and take a few seconds of one core.
 // Histogram is the harder one: a model must count tokens it has seen in few constant inputs
-// ("dddd" -> 4 is held out), and weight decay 0.5 is what makes it generalise. Seed 1 reaches 100%
-// at step 1900; seeds 2 and 3 end this budget at 98.4% and 99.7%, so the seed is part of the test.
+// ("dddd" -> 4 is held out), and strong weight decay (1.0) is what makes it generalise. Seed 1
+// reaches 100% at step 2650; other seeds end this budget between 95% and 99.9%, so the seed is
+// part of the test (and a change to the arithmetic of the ops can move it).
 TEST_CASE("a trained model learns histogram to 100% held-out accuracy") {
   LoadedProgram hist = load_program(program_path("hist.rasp"));
   Task task(hist.labeller(Mode::Bidirectional), task_options("abcd", 4, 1, 4));
@@ -165,7 +166,7 @@ TEST_CASE("a trained model learns histogram to 100% held-out accuracy") {
   s.d_model = 32;
   s.batch = 64;
   s.learning_rate = 1e-2f;
-  s.weight_decay = 0.5f;
+  s.weight_decay = 1.0f;
   s.steps = 3000;
   s.eval_every = 50;
   s.seed = 1;
