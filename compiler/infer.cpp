@@ -80,6 +80,8 @@ class Inferrer {
  public:
   Inferrer(const Program& program, const CompileOptions& options) : program_(program), options_(options) {
     result_.info.resize(program.nodes.size());
+    result_.cut.assign(program.nodes.size(), 0);
+    depth_.assign(program.nodes.size(), -1);
   }
 
   Inference run() {
@@ -93,6 +95,40 @@ class Inferrer {
   const Program& program_;
   const CompileOptions& options_;
   Inference result_;
+  std::vector<int> depth_;
+
+  // Attention layers on the longest path to a node: which of two inputs is ready later.
+  int depth(NodeId id) {
+    int& d = depth_[size_t(id)];
+    if (d >= 0) return d;
+    const Node& node = program_.node(id);
+    int m = 0;
+    for (NodeId in : node.inputs) m = std::max(m, depth(in));
+    d = (node.kind == NodeKind::Aggregate || node.kind == NodeKind::SelectorWidth) ? m + 1 : m;
+    return d;
+  }
+
+  int numerical_sources(const std::vector<NodeId>& support) {
+    int n = 0;
+    for (NodeId s : support) n += info(s).encoding == Encoding::Numerical;
+    return n;
+  }
+
+  // A map of two numerical s-ops through different inputs: each input but the latest becomes a
+  // node of its own (a lookup over one numerical s-op), so this map reads one numerical value.
+  std::vector<NodeId> cut_inputs(NodeId id, std::vector<NodeId> support) {
+    const Node& node = program_.node(id);
+    if (numerical_sources(support) <= 1 || node.annotation == Encoding::Numerical) return support;
+    NodeId latest = -1;
+    for (NodeId in : node.inputs)
+      if (numerical_sources(support_of(program_, in, &result_.cut)) > 0 && (latest < 0 || depth(in) > depth(latest)))
+        latest = in;
+    for (NodeId in : node.inputs)
+      if (in != latest && program_.node(in).kind == NodeKind::Elementwise &&
+          numerical_sources(support_of(program_, in, &result_.cut)) > 0)
+        result_.cut[size_t(in)] = 1;
+    return support_of(program_, id, &result_.cut);
+  }
 
   SopInfo& info(NodeId id) { return result_.info[size_t(id)]; }
 
@@ -178,7 +214,7 @@ class Inferrer {
     const Node& node = program_.node(id);
     if (node.kind == NodeKind::Indices) return true;
     if (node.kind != NodeKind::Elementwise) return false;
-    std::vector<NodeId> support = support_of(program_, id);
+    std::vector<NodeId> support = support_of(program_, id, &result_.cut);
     if (support.size() != 1 || program_.node(support[0]).kind != NodeKind::Indices) return false;
     std::vector<Value> seen;
     for (int i = 0; i < options_.max_len; ++i) {
@@ -192,7 +228,7 @@ class Inferrer {
   void infer_elementwise(NodeId id) {
     const Node& node = program_.node(id);
     SopInfo& out = info(id);
-    std::vector<NodeId> support = support_of(program_, id);
+    std::vector<NodeId> support = cut_inputs(id, support_of(program_, id, &result_.cut));
     bool numerical_input = false;
     int numerical_inputs = 0;
     size_t combinations = 1;

@@ -36,6 +36,9 @@ struct SopInfo {
 
 struct Inference {
   std::vector<SopInfo> info;  // by NodeId
+  // Maps computed by an MLP of their own and read from the residual, instead of fused into the
+  // maps that read them: where fusing would give one table two numerical inputs.
+  std::vector<uint8_t> cut;   // by NodeId
 };
 
 // Value sets and encodings. Refusals (value set over the limit, mean over strings, selectors on
@@ -49,7 +52,8 @@ Program merge_means(const Program& program);
 
 // The non-elementwise s-ops (tokens, indices, aggregates, selector widths) an elementwise node is
 // a function of, through chains of elementwise maps: one fused lookup table computes it from them.
-std::vector<NodeId> support_of(const Program& program, NodeId id);
+// Nodes marked in `cut` count as sources too.
+std::vector<NodeId> support_of(const Program& program, NodeId id, const std::vector<uint8_t>* cut = nullptr);
 // Evaluates the fused elementwise subgraph of `id` for values of its support; false where the
 // program is undefined (a missing key, a division by zero).
 bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>& support,

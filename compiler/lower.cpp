@@ -52,7 +52,7 @@ CategoricalView LowerContext::categorical_view(NodeId id) const {
     return view;
   }
   if (node.kind == NodeKind::Elementwise) {
-    std::vector<NodeId> support = support_of(program, id);
+    std::vector<NodeId> support = support_of(program, id, &inference.cut);
     if (support.size() != 1) fail_at(node.span, "internal: an unmaterialised map of several s-ops was read");
     CategoricalView source = categorical_view(support[0]);
     view.read.assign(view.values.size(), {});

@@ -77,13 +77,15 @@ class Scheduler {
   bool foldable(NodeId id) const {
     const Node& node = program_.node(id);
     if (node.kind != NodeKind::Elementwise) return false;
-    std::vector<NodeId> support = support_of(program_, id);
+    std::vector<NodeId> support = support_of(program_, id, &inference_.cut);
     return support.size() == 1 && encoding(support[0]) == Encoding::Categorical;
   }
 
   void mark_materialised() {
     NodeId out = program_.output;
     if (program_.node(out).kind == NodeKind::Elementwise) s_.materialised[out] = 1;
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id)
+      if (inference_.cut[size_t(id)] && inference_.info[size_t(id)].needed) s_.materialised[id] = 1;
     if (program_.node(out).kind == NodeKind::SelectorWidth) onehot_needed_[out] = 1;
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       if (!inference_.info[size_t(id)].needed) continue;
@@ -103,7 +105,7 @@ class Scheduler {
     if (node.kind == NodeKind::SelectorWidth) onehot_needed_[side] = 1;
     if (node.kind != NodeKind::Elementwise) return;
     if (foldable(side)) {
-      NodeId source = support_of(program_, side)[0];
+      NodeId source = support_of(program_, side, &inference_.cut)[0];
       if (program_.node(source).kind == NodeKind::SelectorWidth) onehot_needed_[source] = 1;
     } else {
       s_.materialised[side] = 1;
@@ -119,7 +121,7 @@ class Scheduler {
       case NodeKind::Elementwise:
         if (!s_.materialised[side]) {
           int t = 0;
-          for (NodeId s : support_of(program_, side)) t = std::max(t, head_ready(s));
+          for (NodeId s : support_of(program_, side, &inference_.cut)) t = std::max(t, head_ready(s));
           return t;
         }
         return s_.ready[side];
@@ -160,7 +162,7 @@ class Scheduler {
   }
 
   void place_map(NodeId id) {
-    std::vector<NodeId> support = support_of(program_, id);
+    std::vector<NodeId> support = support_of(program_, id, &inference_.cut);
     std::vector<ReadKind> reads(support.size(), ReadKind::OneHot);
     auto time_of = [&](size_t i) {
       NodeId s = support[i];

@@ -95,7 +95,7 @@ Program simplify(const Program& program) {
   return out;
 }
 
-std::vector<NodeId> support_of(const Program& program, NodeId id) {
+std::vector<NodeId> support_of(const Program& program, NodeId id, const std::vector<uint8_t>* cut) {
   std::vector<NodeId> support;
   std::vector<NodeId> stack{id};
   std::vector<uint8_t> visited(program.nodes.size(), 0);
@@ -105,7 +105,8 @@ std::vector<NodeId> support_of(const Program& program, NodeId id) {
     if (visited[size_t(n)]) continue;
     visited[size_t(n)] = 1;
     const Node& node = program.node(n);
-    if (node.kind == NodeKind::Elementwise) {
+    bool boundary = n != id && cut && size_t(n) < cut->size() && (*cut)[size_t(n)];
+    if (node.kind == NodeKind::Elementwise && !boundary) {
       for (NodeId in : node.inputs) stack.push_back(in);
     } else if (node.kind != NodeKind::Constant) {
       support.push_back(n);

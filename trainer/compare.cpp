@@ -1,7 +1,6 @@
 #include "trainer/compare.hpp"
 
 #include <algorithm>
-#include <map>
 
 #include "compiler/compile.hpp"
 #include "language/analyse.hpp"

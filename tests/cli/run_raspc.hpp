@@ -26,11 +26,19 @@ inline std::string slurp(const std::filesystem::path& path) {
   return buffer.str();
 }
 
-// A folder for one test file's outputs: /tmp/raspc_<name>_<pid>.
-inline std::filesystem::path scratch_folder(const std::string& name) {
-  auto folder = std::filesystem::temp_directory_path() / ("raspc_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(folder);
-  return folder;
+// This test process's scratch folder, /tmp/raspc_cli_<pid>: created on demand (a test may remove
+// it when done) and removed when the process ends. ctest runs every test case in a process of its
+// own, so parallel tests never share a file.
+inline std::filesystem::path scratch_folder() {
+  static struct Folder {
+    std::filesystem::path path = std::filesystem::temp_directory_path() / ("raspc_cli_" + std::to_string(::getpid()));
+    ~Folder() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } folder;
+  std::filesystem::create_directories(folder.path);
+  return folder.path;
 }
 
 // Runs `raspc ARGS` in `folder` (ARGS pass through the shell as written: quote as a user would).

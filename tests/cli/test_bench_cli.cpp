@@ -13,7 +13,7 @@ using namespace raspc;
 using namespace raspc::testing;
 
 TEST_CASE("raspc bench measures a program and writes the table, JSON and plots") {
-  auto folder = scratch_folder("bench_cli");
+  auto folder = scratch_folder();
   const std::string hist = std::string(RASPC_SOURCE_DIR) + "/programs/hist.rasp";
   CommandResult r = run_raspc("bench '" + hist + "' --max-len 4,6 --samples 1 --no-instructions --no-post --out-dir out", folder);
   INFO(r.err);
@@ -57,7 +57,7 @@ TEST_CASE("raspc bench measures a program and writes the table, JSON and plots")
 }
 
 TEST_CASE("raspc bench refuses a malformed length list with a caret") {
-  auto folder = scratch_folder("bench_cli_error");
+  auto folder = scratch_folder();
   CommandResult r = run_raspc("bench --max-len 5,x8", folder);
   CHECK(r.code == 1);
   CHECK(r.err ==
@@ -68,7 +68,7 @@ TEST_CASE("raspc bench refuses a malformed length list with a caret") {
 }
 
 TEST_CASE("raspc bench updates only its own section of a results file") {
-  auto folder = scratch_folder("bench_cli_results");
+  auto folder = scratch_folder();
   {
     std::ofstream results(folder / "RESULTS.md");
     results << "# Results\n\n## Runtime\n\nkept as it is\n";

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <sys/wait.h>
 
+#include "tests/cli/run_raspc.hpp"
+
 namespace {
 
 struct Outcome {
@@ -14,31 +16,21 @@ struct Outcome {
   std::string out, err;
 };
 
-// Runs raspc with `arguments` (shell syntax), capturing stdout and stderr separately.
-Outcome raspc(const std::string& arguments) {
-  const std::string err_path = "runtime_cli_stderr.txt";
-  std::string command = std::string("'") + RASPC_BINARY + "' " + arguments + " 2>" + err_path;
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.out.append(buffer.data(), n);
-  int status = pclose(pipe);
-  outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  std::stringstream text;
-  text << err.rdbuf();
-  outcome.err = text.str();
-  std::remove(err_path.c_str());
-  return outcome;
+// Runs raspc with `arguments` (shell syntax) in this test process's own scratch folder, so tests
+// running in parallel never share a file.
+std::filesystem::path scratch() { return raspc::testing::scratch_folder(); }
+
+Outcome raspc_cli(const std::string& arguments) {
+  raspc::testing::CommandResult r = raspc::testing::run_raspc(arguments, scratch());
+  return Outcome{r.code, r.out, r.err};
 }
 
 const char* kModel = "runtime_cli_aab.safetensors";
 
 // The hand-set (aab)* model written by `raspc handset-aab` for one test, removed after it.
 struct AabFile {
-  std::string written = raspc(std::string("handset-aab -o ") + kModel).out;
-  ~AabFile() { std::remove(kModel); }
+  std::string written = raspc_cli(std::string("handset-aab -o ") + kModel).out;
+  ~AabFile() { std::filesystem::remove(scratch() / kModel); }
 };
 
 }  // namespace
@@ -49,25 +41,25 @@ TEST_CASE("raspc generate runs the hand-set (aab)* model as in the post") {
   const std::pair<const char*, const char*> cases[] = {
       {"a", "baabaabaab"}, {"ba", "abaabaabaa"}, {"abaab", "aabaabaaba"}, {"ababa", "abaabaabaa"}, {"bbbbb", "aabaabaaba"}};
   for (auto [prompt, expected] : cases) {
-    Outcome o = raspc(std::string("generate ") + kModel + " --prompt " + prompt + " -n 10");
+    Outcome o = raspc_cli(std::string("generate ") + kModel + " --prompt " + prompt + " -n 10");
     CHECK(o.status == 0);
     CHECK(o.out == std::string(expected) + "\n");
     CHECK(o.err.empty());
   }
-  CHECK(raspc(std::string("generate ") + kModel + " --prompt a -n 0").out == "\n");
+  CHECK(raspc_cli(std::string("generate ") + kModel + " --prompt a -n 0").out == "\n");
 }
 
 TEST_CASE("raspc run prints the output at every position") {
   AabFile file;
-  Outcome o = raspc(std::string("run ") + kModel + " --input aabaa --margins");
+  Outcome o = raspc_cli(std::string("run ") + kModel + " --input aabaa --margins");
   CHECK(o.status == 0);
   CHECK(o.out == "[b,b,a,a,b]\nmargins: [1023,1023,1023,1025,1023]\n");
-  CHECK(raspc(std::string("run ") + kModel + " --input '[a,b]' --device cpu").out == "[b,a]\n");
+  CHECK(raspc_cli(std::string("run ") + kModel + " --input '[a,b]' --device cpu").out == "[b,a]\n");
 }
 
 TEST_CASE("raspc inspect prints the config and every labelled matrix") {
   AabFile file;
-  Outcome o = raspc(std::string("inspect ") + kModel);
+  Outcome o = raspc_cli(std::string("inspect ") + kModel);
   CHECK(o.status == 0);
   CHECK(o.out.find("parameters: 344\nFLOPs per token: 783 (attending to all 5 positions)\nvocabulary: a b\n") !=
         std::string::npos);
@@ -75,7 +67,7 @@ TEST_CASE("raspc inspect prints the config and every labelled matrix") {
                    "   pos:0  pos:1  pos:2  pos:3  pos:4  tokens:a  tokens:b  scratch\n"
                    "a      0      0      0      0      0         1         0        0\n"
                    "b      0      0      0      0      0         0         1        0\n") != std::string::npos);
-  Outcome one = raspc(std::string("inspect ") + kModel + " --tensor transformer.h.0.attn.c_proj.bias");
+  Outcome one = raspc_cli(std::string("inspect ") + kModel + " --tensor transformer.h.0.attn.c_proj.bias");
   CHECK(one.out == "transformer.h.0.attn.c_proj.bias (8)\n"
                    "      pos:0  pos:1  pos:2  pos:3  pos:4  tokens:a  tokens:b  scratch\n"
                    "bias      0      0      0      0      0      1024         0        0\n");
@@ -83,29 +75,29 @@ TEST_CASE("raspc inspect prints the config and every labelled matrix") {
 
 TEST_CASE("the runtime commands explain bad input") {
   AabFile file;
-  Outcome o = raspc(std::string("run ") + kModel + " --input aabca");
+  Outcome o = raspc_cli(std::string("run ") + kModel + " --input aabca");
   CHECK(o.status == 1);
   CHECK(o.out.empty());
   CHECK(o.err == "--input:1:4: error: \"c\" is not in the model's input vocabulary (a b)\n  aabca\n     ^\n");
-  o = raspc(std::string("run ") + kModel + " --input aabaab");
+  o = raspc_cli(std::string("run ") + kModel + " --input aabaab");
   CHECK(o.status == 1);
   CHECK(o.err == "--input:1:1: error: the input has 6 tokens but the model takes at most 5 (its positions)\n"
                  "  aabaab\n  ^~~~~~\n");
-  o = raspc("run runtime_cli_missing.safetensors --input a");
+  o = raspc_cli("run runtime_cli_missing.safetensors --input a");
   CHECK(o.status == 1);
   CHECK(o.err == "runtime_cli_missing.safetensors: error: cannot open the file (does it exist, and is it readable?)\n");
-  o = raspc(std::string("generate ") + kModel + " --prompt a --device tpu");
+  o = raspc_cli(std::string("generate ") + kModel + " --prompt a --device tpu");
   CHECK(o.status == 1);
   CHECK(o.err == "--device:1:1: error: unknown device \"tpu\"; use cpu or cuda\n  tpu\n  ^~~\n");
-  o = raspc(std::string("inspect ") + kModel + " --tensor transformer.h.1.attn.c_proj.bias");
+  o = raspc_cli(std::string("inspect ") + kModel + " --tensor transformer.h.1.attn.c_proj.bias");
   CHECK(o.status == 1);
   CHECK(o.err.rfind("--tensor:1:1: error: the model has no tensor \"transformer.h.1.attn.c_proj.bias\"; its "
                     "tensors are transformer.wte.weight, transformer.wpe.weight, ",
                     0) == 0);
-  std::ofstream(std::string("runtime_cli_bad.safetensors")) << "abc";
-  o = raspc("inspect runtime_cli_bad.safetensors");
+  std::ofstream(scratch() / "runtime_cli_bad.safetensors") << "abc";
+  o = raspc_cli("inspect runtime_cli_bad.safetensors");
   CHECK(o.status == 1);
   CHECK(o.err == "runtime_cli_bad.safetensors: error: the file is truncated: it has 3 bytes, fewer than the 8-byte "
                  "header length of a safetensors file\n");
-  std::remove("runtime_cli_bad.safetensors");
+  std::filesystem::remove(scratch() / "runtime_cli_bad.safetensors");
 }

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <random>
-#include <sstream>
 
 #include "trainer/network.hpp"
 
