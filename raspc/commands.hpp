@@ -10,6 +10,7 @@ void add_eval_command(CLI::App& app);      // raspc/eval_command.cpp
 void add_compile_command(CLI::App& app);   // raspc/compile_command.cpp
 void add_run_command(CLI::App& app);       // raspc/run_command.cpp
 void add_generate_command(CLI::App& app);  // raspc/generate_command.cpp
+void add_handset_aab_command(CLI::App& app);  // raspc/handset_aab_command.cpp
 void add_inspect_command(CLI::App& app);   // raspc/inspect_command.cpp
 void add_demo_command(CLI::App& app);      // raspc/demo_command.cpp
 void add_train_command(CLI::App& app);     // raspc/train_command.cpp

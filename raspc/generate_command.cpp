@@ -1,10 +1,8 @@
 // raspc generate MODEL --prompt ... -n N: greedy generation with the KV cache.
-// raspc handset-aab -o FILE: writes the hand-set (aab)* model, the file `generate` runs in the post.
 #include <iostream>
 
 #include "raspc/commands.hpp"
 #include "runtime/forward.hpp"
-#include "runtime/handset_aab.hpp"
 #include "runtime/model_output.hpp"
 #include "runtime/safetensors.hpp"
 #include "support/diagnostics.hpp"
@@ -23,17 +21,6 @@ std::string join_tokens(const Model& model, const std::vector<int>& ids) {
     text += model.vocab[ids[i]];
   }
   return text;
-}
-
-void add_handset_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand(
-      "handset-aab", "Write the hand-set (aab)* transformer of \"I made a transformer by hand\" to a model file");
-  auto output = std::make_shared<std::string>();
-  cmd->add_option("-o,--output", *output, "The model file to write (.safetensors)")->required();
-  cmd->callback([output] {
-    save_model(make_handset_aab(), *output);
-    std::cout << "wrote " << *output << "\n";
-  });
 }
 
 }  // namespace
@@ -60,8 +47,6 @@ void add_generate_command(CLI::App& app) {
     std::unique_ptr<Backend> backend = make_backend(model, device);
     std::cout << join_tokens(model, generate_greedy(*backend, model, prompt, options->count)) << "\n";
   });
-  // The file the generate examples run on; registered here because generate is its use.
-  add_handset_command(app);
 }
 
 }  // namespace raspc

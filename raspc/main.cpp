@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   raspc::add_compile_command(app);
   raspc::add_run_command(app);
   raspc::add_generate_command(app);
+  raspc::add_handset_aab_command(app);
   raspc::add_inspect_command(app);
   raspc::add_demo_command(app);
   raspc::add_train_command(app);
