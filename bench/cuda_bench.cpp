@@ -35,20 +35,6 @@ struct Row {
   double tokens_per_second = 0, milliseconds_per_call = 0, gflops_per_second = 0;
 };
 
-ModelConfig gpt_config(int layers, int heads, int embd, int inner, int positions, int vocab) {
-  ModelConfig c;
-  c.n_layer = layers;
-  c.n_head = heads;
-  c.n_embd = embd;
-  c.n_inner = inner;
-  c.n_positions = positions;
-  c.vocab_size = vocab;
-  c.causal = true;
-  c.layer_norm = true;
-  c.activation = Activation::Gelu;
-  return c;
-}
-
 // Feeds a whole context token by token, `rounds` times after one warm-up round.
 Row bench_decode(Backend& backend, const Model& model, const std::string& name, int rounds) {
   std::mt19937 rng(1);
@@ -107,7 +93,7 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
 
     // The runtime bench's model (issue 3): n_embd 64, 2 layers, 4 heads, MLP 256, context 16.
-    const Model small = testing::make_random_model(gpt_config(2, 4, 64, 256, 16, 16), 7);
+    const Model small = testing::make_random_model(make_config(2, 4, 64, 256, 16, 16), 7);
     const std::string small_name = "d64: C 64, L 2, H 4, I 256, P 16, V 16";
     {
       auto cuda = make_backend(small, Device::Cuda);
@@ -121,7 +107,7 @@ int main(int argc, char** argv) {
     if (!quick) {
       // GPT-2 small's shape with GPT-2's initial weight scale. The vocabulary is 512, not 50257:
       // compiled models have small vocabularies, and (256, 1024, 50257) logits would be 52 GB.
-      const Model gpt2 = testing::make_random_model(gpt_config(12, 12, 768, 3072, 1024, 512), 11, 0.02f);
+      const Model gpt2 = testing::make_random_model(make_config(12, 12, 768, 3072, 1024, 512), 11, 0.02f);
       const std::string gpt2_name = "GPT-2 small: C 768, L 12, H 12, I 3072, P 1024, V 512";
       auto cuda = make_backend(gpt2, Device::Cuda);
       rows.push_back(bench_decode(*cuda, gpt2, gpt2_name, 2));

@@ -60,9 +60,8 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   const std::string& dump_after = options.dump_after;
   auto wants = [&](const char* pass) { return dump_after == pass; };
 
-  Inference first = infer(input_program, options);
-  if (wants("infer")) result.dump = dump_inference(input_program, first);
-
+  // Value sets are inferred on the simplified program: merging means there is what lets the
+  // Dyck programs' balances be one numerical s-op, and refusals would otherwise come too early.
   Program program = merge_means(simplify(input_program));
   Inference inference = infer(program, options);
   Program split = split_disjoint_widths(program, inference);
@@ -75,6 +74,7 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
     add_output_copy(program, inference);
     inference = infer(program, options);
   }
+  if (wants("infer")) result.dump = dump_inference(program, inference);
   if (wants("simplify")) result.dump = dump_program(program) + dump_inference(program, inference);
 
   Schedule placed = schedule(program, inference, options);

@@ -21,6 +21,30 @@ Device parse_device(const std::string& name) {
           "unknown device \"" + name + "\"; use cpu or cuda");
 }
 
+void check_token(const ModelConfig& config, int token) {
+  if (token < 0 || token >= config.vocab_size)
+    fail_at(Span{}, "token id " + std::to_string(token) + " is outside the model's vocabulary (0.." +
+                        std::to_string(config.vocab_size - 1) + ")");
+}
+
+ForwardResult begin_forward(const ModelConfig& config, const std::vector<std::vector<int>>& batch) {
+  ForwardResult result;
+  result.batch = int(batch.size());
+  result.vocab = config.vocab_size;
+  result.n_embd = config.n_embd;
+  result.n_layer = config.n_layer;
+  result.n_head = config.n_head;
+  for (const auto& seq : batch) {
+    if (int(seq.size()) > config.n_positions)
+      fail_at(Span{}, "a sequence of " + std::to_string(seq.size()) + " tokens is longer than the model's " +
+                          std::to_string(config.n_positions) + " positions");
+    for (int token : seq) check_token(config, token);
+    result.time = std::max(result.time, int(seq.size()));
+    result.lengths.push_back(int(seq.size()));
+  }
+  return result;
+}
+
 std::unique_ptr<Backend> make_backend(const Model& model, Device device) {
   if (device == Device::Cpu) return std::make_unique<CpuBackend>(model);
 #ifdef RASPC_CUDA_DISPATCH

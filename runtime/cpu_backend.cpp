@@ -19,12 +19,6 @@ using MatrixMap = Eigen::Map<RowMatrix>;
 using ConstMatrixMap = Eigen::Map<const RowMatrix>;
 using ConstRowVectorMap = Eigen::Map<const Eigen::RowVectorXf>;
 
-void check_token(const Model& model, int token) {
-  if (token < 0 || token >= model.config.vocab_size)
-    fail_at(Span{}, "token id " + std::to_string(token) + " is outside the model's vocabulary (0.." +
-                        std::to_string(model.config.vocab_size - 1) + ")");
-}
-
 }  // namespace
 
 double encoder_forward(float* out, const int* tokens, const int* positions, const float* wte, const float* wpe,
@@ -148,22 +142,8 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
   const int B = int(batch.size()), C = cfg.n_embd, NH = cfg.n_head, I = cfg.n_inner, V = cfg.vocab_size;
   const int L = cfg.n_layer, stages = 2 * L + 1;
 
-  ForwardResult result;
-  result.batch = B;
-  result.vocab = V;
-  result.n_embd = C;
-  result.n_layer = L;
-  result.n_head = NH;
-  int T = 0;
-  for (const auto& seq : batch) {
-    if (int(seq.size()) > cfg.n_positions)
-      fail_at(Span{}, "a sequence of " + std::to_string(seq.size()) + " tokens is longer than the model's " +
-                          std::to_string(cfg.n_positions) + " positions");
-    for (int token : seq) check_token(model_, token);
-    T = std::max(T, int(seq.size()));
-    result.lengths.push_back(int(seq.size()));
-  }
-  result.time = T;
+  ForwardResult result = begin_forward(cfg, batch);
+  const int T = result.time;
   if (B == 0 || T == 0) return result;
   const size_t N = size_t(B) * T;
 
@@ -278,7 +258,7 @@ const float* CpuDecoder::step(int token) {
   if (position_ >= P)
     fail_at(Span{}, "the decoder already holds " + std::to_string(P) +
                         " tokens, the model's maximum; reset it or keep a shorter window");
-  check_token(model_, token);
+  check_token(cfg, token);
   const int t = position_;
   double flops = encoder_forward(x_, &token, &t, w.wte, w.wpe, 1, C);
   for (int l = 0; l < cfg.n_layer; ++l) {

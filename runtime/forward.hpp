@@ -61,6 +61,13 @@ class Backend {
   virtual std::string name() const = 0;
 };
 
+// Where every backend's forward starts: checks the batch against the model (token ids inside the
+// vocabulary, no sequence longer than n_positions; UserErrors otherwise) and returns a result with
+// its shape fields and lengths set and nothing computed yet.
+ForwardResult begin_forward(const ModelConfig& config, const std::vector<std::vector<int>>& batch);
+// A token id outside the vocabulary is a UserError (the decoders check each token they are fed).
+void check_token(const ModelConfig& config, int token);
+
 // The dispatch point. The model must outlive the backend. Device::Cuda in a build without CUDA,
 // or on a machine without a GPU, is a UserError saying which.
 std::unique_ptr<Backend> make_backend(const Model& model, Device device = Device::Cpu);

@@ -2,6 +2,21 @@
 
 namespace raspc {
 
+ModelConfig make_config(int n_layer, int n_head, int n_embd, int n_inner, int n_positions, int vocab_size,
+                        bool causal, bool layer_norm, Activation activation) {
+  ModelConfig c;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.n_embd = n_embd;
+  c.n_inner = n_inner;
+  c.n_positions = n_positions;
+  c.vocab_size = vocab_size;
+  c.causal = causal;
+  c.layer_norm = layer_norm;
+  c.activation = activation;
+  return c;
+}
+
 size_t ParameterSpec::size() const {
   size_t n = 1;
   for (size_t d : shape) n *= d;

@@ -35,6 +35,10 @@ struct ModelConfig {
   int d_head() const { return n_embd / n_head; }
 };
 
+// A config from its sizes (tests, benches and the trainer's shapes).
+ModelConfig make_config(int n_layer, int n_head, int n_embd, int n_inner, int n_positions, int vocab_size,
+                        bool causal = true, bool layer_norm = true, Activation activation = Activation::Gelu);
+
 struct ParameterSpec {
   std::string name;          // Hugging Face GPT-2 name, e.g. "transformer.h.0.attn.c_attn.weight"
   std::vector<size_t> shape;

@@ -21,13 +21,6 @@ using cuda::DeviceBuffer;
 using cuda::PinnedBuffer;
 using cuda::Stream;
 
-// The same user errors, in the same words, as the CPU backend.
-void check_token(const ModelConfig& config, int token) {
-  if (token < 0 || token >= config.vocab_size)
-    fail_at(Span{}, "token id " + std::to_string(token) + " is outside the model's vocabulary (0.." +
-                        std::to_string(config.vocab_size - 1) + ")");
-}
-
 // Offsets of named views in one allocation; each view starts on a 256-byte boundary (what
 // cudaMalloc guarantees for the base, and what coalesced loads like).
 class Layout {
@@ -117,22 +110,8 @@ ForwardResult CudaBackend::forward(const std::vector<std::vector<int>>& batch, c
   cudaStream_t stream = device_->stream.get();
   cublasHandle_t cublas = device_->cublas.get();
 
-  ForwardResult result;
-  result.batch = B;
-  result.vocab = V;
-  result.n_embd = C;
-  result.n_layer = L;
-  result.n_head = NH;
-  int T = 0;
-  for (const auto& seq : batch) {
-    if (int(seq.size()) > cfg.n_positions)
-      fail_at(Span{}, "a sequence of " + std::to_string(seq.size()) + " tokens is longer than the model's " +
-                          std::to_string(cfg.n_positions) + " positions");
-    for (int token : seq) check_token(cfg, token);
-    T = std::max(T, int(seq.size()));
-    result.lengths.push_back(int(seq.size()));
-  }
-  result.time = T;
+  ForwardResult result = begin_forward(cfg, batch);
+  const int T = result.time;
   if (B == 0 || T == 0) return result;
   const size_t N = size_t(B) * T;
 

@@ -41,19 +41,4 @@ inline void require_close(const std::vector<float>& cuda, const std::vector<floa
   CHECK(worst <= kParityTolerance * scale);
 }
 
-inline ModelConfig config_of(int layers, int heads, int embd, int inner, int positions, int vocab, bool causal,
-                             bool layer_norm, Activation activation) {
-  ModelConfig c;
-  c.n_layer = layers;
-  c.n_head = heads;
-  c.n_embd = embd;
-  c.n_inner = inner;
-  c.n_positions = positions;
-  c.vocab_size = vocab;
-  c.causal = causal;
-  c.layer_norm = layer_norm;
-  c.activation = activation;
-  return c;
-}
-
 }  // namespace raspc::testing

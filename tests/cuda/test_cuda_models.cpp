@@ -15,7 +15,6 @@
 #include "tests/runtime/random_model.hpp"
 
 using namespace raspc;
-using testing::config_of;
 using testing::require_close;
 
 namespace {
@@ -23,12 +22,12 @@ namespace {
 // LayerNorm on and off, GELU and ReLU, with and without an MLP, one to eight heads, head widths
 // from 4 to 48, contexts shorter and longer than a warp.
 std::vector<ModelConfig> parity_configs() {
-  return {config_of(1, 1, 8, 32, 16, 5, true, true, Activation::Gelu),
-          config_of(2, 4, 64, 256, 16, 12, true, true, Activation::Gelu),
-          config_of(3, 3, 48, 0, 24, 7, false, false, Activation::Relu),
-          config_of(2, 8, 32, 64, 40, 9, false, true, Activation::Relu),
-          config_of(1, 2, 96, 128, 70, 33, true, false, Activation::Gelu),
-          config_of(2, 2, 40, 80, 33, 6, false, true, Activation::Gelu)};
+  return {make_config(1, 1, 8, 32, 16, 5, true, true, Activation::Gelu),
+          make_config(2, 4, 64, 256, 16, 12, true, true, Activation::Gelu),
+          make_config(3, 3, 48, 0, 24, 7, false, false, Activation::Relu),
+          make_config(2, 8, 32, 64, 40, 9, false, true, Activation::Relu),
+          make_config(1, 2, 96, 128, 70, 33, true, false, Activation::Gelu),
+          make_config(2, 2, 40, 80, 33, 6, false, true, Activation::Gelu)};
 }
 
 std::string describe(const ModelConfig& c) {

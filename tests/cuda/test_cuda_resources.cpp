@@ -15,7 +15,6 @@
 #include "tests/runtime/random_model.hpp"
 
 using namespace raspc;
-using testing::config_of;
 
 namespace {
 
@@ -46,7 +45,7 @@ void use_a_backend(const Model& model, std::mt19937& rng) {
 TEST_CASE("cuda: creating and destroying backends many times returns all device memory") {
   // About 56 MB of weights and over 150 MB of activations per backend, so one leaked buffer per
   // cycle would lose far more than the slack below.
-  Model model = testing::make_random_model(config_of(4, 8, 512, 2048, 512, 2048, true, true, Activation::Gelu), 29);
+  Model model = testing::make_random_model(make_config(4, 8, 512, 2048, 512, 2048, true, true, Activation::Gelu), 29);
   std::mt19937 rng(31);
   // The first cycle loads cuBLAS and this binary's kernels into the context, which stays.
   use_a_backend(model, rng);
@@ -63,7 +62,7 @@ TEST_CASE("cuda: creating and destroying backends many times returns all device 
 TEST_CASE("cuda: a failed allocation is a UserError naming the call and the reason, and the backend recovers") {
   // (4096 sequences, 16 heads, 1024 x 1024 scores) is 256 GiB of attention scores: more than any
   // GPU holds.
-  Model model = testing::make_random_model(config_of(1, 16, 16, 0, 1024, 2, false, false, Activation::Relu), 37);
+  Model model = testing::make_random_model(make_config(1, 16, 16, 0, 1024, 2, false, false, Activation::Relu), 37);
   auto cuda = make_backend(model, Device::Cuda);
   const std::vector<std::vector<int>> huge(4096, std::vector<int>(1024, 1));
   const std::string message = user_error_of([&] { cuda->forward(huge); });
@@ -75,8 +74,8 @@ TEST_CASE("cuda: a failed allocation is a UserError naming the call and the reas
 }
 
 TEST_CASE("cuda: the backend refuses what the CPU backend refuses, in the same words") {
-  Model causal = testing::make_random_model(config_of(1, 2, 8, 16, 4, 3, true, true, Activation::Gelu), 41);
-  Model bidirectional = testing::make_random_model(config_of(1, 2, 8, 16, 4, 3, false, true, Activation::Gelu), 43);
+  Model causal = testing::make_random_model(make_config(1, 2, 8, 16, 4, 3, true, true, Activation::Gelu), 41);
+  Model bidirectional = testing::make_random_model(make_config(1, 2, 8, 16, 4, 3, false, true, Activation::Gelu), 43);
   for (const Model* model : {&causal, &bidirectional}) {
     auto cpu = make_backend(*model, Device::Cpu);
     auto cuda = make_backend(*model, Device::Cuda);

@@ -16,21 +16,6 @@ using namespace raspc;
 
 namespace {
 
-ModelConfig shape(int layers, int heads, int embd, int inner, int positions, int vocab, bool causal, bool layer_norm,
-                  Activation activation) {
-  ModelConfig c;
-  c.n_layer = layers;
-  c.n_head = heads;
-  c.n_embd = embd;
-  c.n_inner = inner;
-  c.n_positions = positions;
-  c.vocab_size = vocab;
-  c.causal = causal;
-  c.layer_norm = layer_norm;
-  c.activation = activation;
-  return c;
-}
-
 void write_case(const std::string& folder, int index, const Model& model, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<std::vector<int>> batch;
@@ -65,11 +50,11 @@ int main(int argc, char** argv) {
     std::string folder = argv[1];
     std::filesystem::create_directories(folder);
     const ModelConfig shapes[] = {
-        shape(2, 4, 16, 32, 8, 7, true, true, Activation::Gelu),
-        shape(1, 1, 8, 0, 6, 3, false, false, Activation::Relu),
-        shape(3, 2, 12, 20, 10, 5, false, true, Activation::Relu),
-        shape(2, 2, 8, 16, 5, 4, true, false, Activation::Gelu),
-        shape(1, 4, 64, 256, 16, 11, false, true, Activation::Gelu),
+        make_config(2, 4, 16, 32, 8, 7, true, true, Activation::Gelu),
+        make_config(1, 1, 8, 0, 6, 3, false, false, Activation::Relu),
+        make_config(3, 2, 12, 20, 10, 5, false, true, Activation::Relu),
+        make_config(2, 2, 8, 16, 5, 4, true, false, Activation::Gelu),
+        make_config(1, 4, 64, 256, 16, 11, false, true, Activation::Gelu),
     };
     int index = 0;
     for (const ModelConfig& config : shapes) {

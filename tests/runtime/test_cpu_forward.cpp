@@ -14,28 +14,13 @@ using namespace raspc;
 
 namespace {
 
-ModelConfig config_of(int layers, int heads, int embd, int inner, int positions, int vocab, bool causal,
-                      bool layer_norm, Activation activation) {
-  ModelConfig c;
-  c.n_layer = layers;
-  c.n_head = heads;
-  c.n_embd = embd;
-  c.n_inner = inner;
-  c.n_positions = positions;
-  c.vocab_size = vocab;
-  c.causal = causal;
-  c.layer_norm = layer_norm;
-  c.activation = activation;
-  return c;
-}
-
 // The shapes every test runs on: LayerNorm on and off, GELU and ReLU, with and without an MLP,
 // one and several heads.
 std::vector<ModelConfig> test_configs(bool causal) {
-  return {config_of(2, 4, 16, 24, 9, 7, causal, true, Activation::Gelu),
-          config_of(1, 1, 8, 0, 6, 3, causal, false, Activation::Gelu),
-          config_of(3, 2, 12, 16, 8, 5, causal, false, Activation::Relu),
-          config_of(1, 3, 6, 10, 5, 4, causal, true, Activation::Relu)};
+  return {make_config(2, 4, 16, 24, 9, 7, causal, true, Activation::Gelu),
+          make_config(1, 1, 8, 0, 6, 3, causal, false, Activation::Gelu),
+          make_config(3, 2, 12, 16, 8, 5, causal, false, Activation::Relu),
+          make_config(1, 3, 6, 10, 5, 4, causal, true, Activation::Relu)};
 }
 
 // Two float32 computations of the same logits that sum in different orders (Eigen's GEMM for a
@@ -205,14 +190,14 @@ TEST_CASE("the FLOP formula for GPT-2 shapes") {
   // The (aab)* model: C = 8, one head, V = 2, no LayerNorm, no MLP, 5 keys.
   // embedding 8 + c_attn 2*8*24 + 24 + attention 4*8*5 + 6*5 + 1 + c_proj 2*64 + 8 + residual 8
   // + unembedding 2*8*2.
-  ModelConfig aab = config_of(1, 1, 8, 0, 5, 2, true, false, Activation::Gelu);
+  ModelConfig aab = make_config(1, 1, 8, 0, 5, 2, true, false, Activation::Gelu);
   CHECK(flops_per_token(aab, 5) == 8 + 408 + 191 + 136 + 8 + 32);
   // A causal forward over 5 tokens: token t attends to t + 1 keys.
   CHECK(forward_flops(aab, 5) == 5 * (8 + 408 + 1 + 136 + 8 + 32) + (1 + 2 + 3 + 4 + 5) * (32 + 6));
   // GPT-2 small at 1024 keys: 2 N for the N = 85M non-embedding weights, plus the attention over n
   // keys, 4 L n C (Kaplan et al.'s 2 L n C counts the scores; the weighted values cost as much
   // again), plus the unembedding; LayerNorms, softmax and GELU add well under 1%.
-  ModelConfig small = config_of(12, 12, 768, 3072, 1024, 50257, true, true, Activation::Gelu);
+  ModelConfig small = make_config(12, 12, 768, 3072, 1024, 50257, true, true, Activation::Gelu);
   double per_token = flops_per_token(small, 1024);
   double kaplan = 2.0 * 12 * 12 * 768 * 768 + 4.0 * 12 * 1024 * 768 + 2.0 * 768 * 50257;
   CHECK(per_token / kaplan == Approx(1.0).epsilon(0.01));
@@ -221,7 +206,7 @@ TEST_CASE("the FLOP formula for GPT-2 shapes") {
 TEST_CASE("greedy generation keeps BOS and the last tokens that fit, over the output tokens") {
   // Seed 10 gives a continuation that changes token several times (most random models settle on
   // one token at once, which would not show the window at work).
-  Model model = testing::make_random_model(config_of(2, 2, 8, 16, 5, 6, true, false, Activation::Gelu), 10, 1.0f, true);
+  Model model = testing::make_random_model(make_config(2, 2, 8, 16, 5, 6, true, false, Activation::Gelu), 10, 1.0f, true);
   model.metadata["output"] = {{"encoding", "categorical"}, {"token_ids", {2, 3, 4}}};
   CpuBackend backend(model);
   const std::vector<int> prompt = {1, 5};
