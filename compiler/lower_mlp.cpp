@@ -129,13 +129,13 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
       out = number_of(v);
       return true;
     };
-    double c0;
+    double c0 = 0;
     std::vector<double> slope(inputs.size());
     bool affine = eval(base, c0);
     for (size_t i = 0; i < inputs.size() && affine; ++i) {
       std::vector<Value> a = base;
       a[i] = Value::of_int(1);
-      double f1;
+      double f1 = 0;
       affine = eval(a, f1);
       slope[i] = f1 - c0;
     }
@@ -147,7 +147,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
         a[i] = Value::of_int(x);
         expect += slope[i] * double(x);
       }
-      double got;
+      double got = 0;
       affine = eval(a, got) && std::fabs(got - expect) <= 1e-9 * (1 + std::fabs(expect));
     }
     if (!affine)

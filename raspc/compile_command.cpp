@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "compiler/compile.hpp"
-#include "compiler/program_header.hpp"
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
+#include "language/program_file.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/compile_header.hpp"
 #include "runtime/flops.hpp"
@@ -77,12 +77,10 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--device", args->device, "Verify on cpu or cuda");
   cmd->callback([args] {
     auto source = read_source_file(args->file);
-    ProgramHeader header = read_program_header(source->text);
     CompileOptions options;
-    std::string vocab_text = args->vocab.empty() ? header.vocab : args->vocab;
-    if (vocab_text.empty())
+    options.vocab = args->vocab.empty() ? header_vocabulary(read_program_header(source)) : parse_vocabulary(args->vocab, "--vocab");
+    if (options.vocab.empty())
       fail_file(args->file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
-    options.vocab = parse_vocabulary(vocab_text, args->vocab.empty() ? args->file + " (# vocab:)" : "--vocab");
     if (args->max_len < 1 || args->max_len > 4096)
       fail_file("--max-len", "must be between 1 and 4096, not " + std::to_string(args->max_len));
     if (args->verify_len < 0) fail_file("--verify-len", "must be at least 1");

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "compiler/compile.hpp"
-#include "compiler/program_header.hpp"
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
+#include "language/program_file.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/compile_header.hpp"
 #include "runtime/flops.hpp"
@@ -87,7 +87,7 @@ void add_demo_command(CLI::App& app) {
     std::string path = aab_program_path();
     auto source = read_source_file(path);
     CompileOptions options;
-    options.vocab = parse_vocabulary(read_program_header(source->text).vocab, path);
+    options.vocab = header_vocabulary(read_program_header(source));
     options.max_len = handset.config.n_positions - 1;  // the same 5 positions, BOS included
     options.mode = Mode::Causal;
     options.source_text = source->text;

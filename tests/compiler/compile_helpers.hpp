@@ -6,9 +6,9 @@
 #include <string>
 
 #include "compiler/compile.hpp"
-#include "compiler/program_header.hpp"
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
+#include "language/program_file.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc::testing {
@@ -31,7 +31,7 @@ struct ProgramFile {
 inline ProgramFile load_program(const std::string& name) {
   ProgramFile f;
   f.source = read_source_file(program_path(name));
-  f.header = read_program_header(f.source->text);
+  f.header = read_program_header(f.source);
   f.program = evaluate_program(f.source);
   return f;
 }

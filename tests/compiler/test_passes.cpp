@@ -99,7 +99,7 @@ TEST_CASE("numerical arithmetic: round((indices + 1) * mean)") {
 
 TEST_CASE("Tracr-style models: no LayerNorm, ReLU") {
   ProgramFile f = load_program("sort");
-  CompileOptions o = test_options(parse_vocabulary(f.header.vocab), 8, Mode::Bidirectional);
+  CompileOptions o = test_options(header_vocabulary(f.header), 8, Mode::Bidirectional);
   o.layer_norm = false;
   o.activation = Activation::Relu;
   CompileResult r = compile_program(f.program, o);
@@ -109,7 +109,7 @@ TEST_CASE("Tracr-style models: no LayerNorm, ReLU") {
 
 TEST_CASE("the model's metadata says how to read it") {
   ProgramFile f = load_program("frac_prevs");
-  CompileOptions o = test_options(parse_vocabulary(f.header.vocab), 6, Mode::Causal);
+  CompileOptions o = test_options(header_vocabulary(f.header), 6, Mode::Causal);
   o.source_text = f.source->text;
   CompileResult r = compile_program(f.program, o);
   CHECK(r.model.metadata["mode"] == "causal");

@@ -52,8 +52,8 @@ const Refusal kRefusals[] = {
     {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
      "numerical(a * b);",
      "3:11", "is not affine"},
-    {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
-     "c = a + b;\nc == 1;",
+    {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(select(indices, indices, <), "
+     "indicator(tokens == \"b\"));\nc = a + b;\nc == 1;",
      "4:1", "this map combines numerical s-ops"},
     {"f = aggregate(full_s, indicator(tokens == \"a\"));\ncategorical(aggregate(select(indices, indices, ==), f));",
      "2:13", "a categorical aggregate cannot copy a numerical s-op"},

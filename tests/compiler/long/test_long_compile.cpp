@@ -10,12 +10,22 @@ using namespace raspc::testing;
 TEST_CASE("hist, sort and reverse at max length 64 on 10^4 random inputs of all lengths") {
   for (const std::string name : {"hist", "reverse", "sort"}) {
     ProgramFile f = load_program(name);
-    CompileOptions o = test_options(parse_vocabulary(f.header.vocab), 64, Mode::Bidirectional);
+    CompileOptions o = test_options(header_vocabulary(f.header), 64, Mode::Bidirectional);
     o.samples = 10000;
     CompileResult r = compile_program(f.program, o);
     INFO(name << ": " << r.report.first_mismatch);
     CHECK(r.report.mismatches == 0);
     CHECK(r.report.inputs_checked >= 10000);
     CHECK(r.report.min_logit_margin > 10.0);
+  }
+}
+
+TEST_CASE("dyck2 and dyck3 at max length 8, causal") {
+  for (const std::string name : {"dyck2", "dyck3"}) {
+    ProgramFile f = load_program(name);
+    CompileOptions o = test_options(header_vocabulary(f.header), 8, Mode::Causal);
+    CompileResult r = compile_program(f.program, o);
+    INFO(name << ": " << r.report.first_mismatch);
+    CHECK(r.report.mismatches == 0);
   }
 }
