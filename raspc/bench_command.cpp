@@ -71,6 +71,7 @@ void add_bench_command(CLI::App& app) {
     std::vector<std::string> targets;
     std::string max_lens = "5,8,16,32,64", device = "cpu", out_dir, results, programs_dir = RASPC_PROGRAMS_DIR;
     int samples = 11;
+    size_t max_parameters = 20'000'000;
     bool no_instructions = false, no_post = false;
   };
   auto o = std::make_shared<Options>();
@@ -78,6 +79,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--max-len", o->max_lens, "Maximum lengths to compile each program at, comma-separated")->capture_default_str();
   cmd->add_option("--device", o->device, "Where the compiled models run: cpu or cuda")->capture_default_str();
   cmd->add_option("--samples", o->samples, "Timing samples per figure (after one warm-up)")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--max-parameters", o->max_parameters, "Size but do not time compiled models with more parameters")
+      ->capture_default_str();
   cmd->add_flag("--no-instructions", o->no_instructions, "Do not count the native rules' instructions (callgrind is slow)");
   cmd->add_flag("--no-post", o->no_post, "Leave out the (aab)* post's setting (hand-set against compiled, 5 tokens)");
   cmd->add_option("--programs-dir", o->programs_dir, "Where the default programs are")->capture_default_str();
@@ -88,6 +91,7 @@ void add_bench_command(CLI::App& app) {
     options.max_lens = parse_lengths(o->max_lens);
     options.device = parse_device(o->device);
     options.samples = o->samples;
+    options.max_parameters = o->max_parameters;
     options.count_instructions = !o->no_instructions;
     std::vector<std::string> targets = o->targets;
     if (targets.empty()) {
@@ -112,7 +116,7 @@ void add_bench_command(CLI::App& app) {
       for (CostRow& r : measure_program(target, options)) rows.push_back(std::move(r));
     }
     nlohmann::json machine = machine_description();
-    std::string markdown = cost_markdown(rows, machine);
+    std::string markdown = cost_markdown(rows, machine, options.max_parameters);
     std::cout << markdown;
     if (!o->out_dir.empty()) {
       fs::create_directories(o->out_dir);

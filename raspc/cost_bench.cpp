@@ -173,6 +173,8 @@ void measure_model(const Model& model, const std::vector<std::vector<int>>& inpu
   const int T = int(sequences.front().size());
   row.flops_per_token = forward_flops(c, T) / T;
   (void)length;
+  row.timed = row.parameters <= options.max_parameters;
+  if (!row.timed) return;
 
   std::unique_ptr<Backend> backend = make_backend(model, options.device);
   size_t next = 0;
@@ -268,7 +270,7 @@ void measure_direct(const LoadedProgramFile& file, const std::string& stem, Mode
 }
 
 std::string format_timing(const std::optional<Timing>& t) {
-  if (!t) return "-";
+  if (!t || t->samples == 0) return "-";
   char text[64];
   double spread = t->median > 0 ? (t->max - t->min) / 2 / t->median * 100 : 0;
   std::snprintf(text, sizeof text, "%.3g (±%.0f%%)", t->median, spread);
@@ -282,7 +284,7 @@ std::string format_number(double v, const char* format = "%.3g") {
 }
 
 nlohmann::json timing_json(const std::optional<Timing>& t) {
-  if (!t) return nullptr;
+  if (!t || t->samples == 0) return nullptr;
   return {{"median", t->median}, {"min", t->min}, {"max", t->max}, {"samples", t->samples}};
 }
 
@@ -400,7 +402,7 @@ nlohmann::json machine_description() {
           {"date", date}};
 }
 
-std::string cost_markdown(const std::vector<CostRow>& rows, const nlohmann::json& machine) {
+std::string cost_markdown(const std::vector<CostRow>& rows, const nlohmann::json& machine, size_t max_parameters) {
   std::ostringstream md;
   md << "Measured " << machine["date"].get<std::string>() << " on " << machine["cpu"].get<std::string>() << " ("
      << machine["cores"].get<unsigned>() << " cores; one thread), " << machine["compiler"].get<std::string>() << ", `"
@@ -408,7 +410,8 @@ std::string cost_markdown(const std::vector<CostRow>& rows, const nlohmann::json
      << " samples after a warm-up, ± half their range. FLOPs per token: the whole forward of one full-length "
         "sequence (BOS included) divided by its tokens. Native instructions per position are counted by "
      << (rows.empty() || rows[0].instructions_source.empty() ? std::string("callgrind or perf") : rows[0].instructions_source)
-     << " (`bench/native_rules.hpp`).\n\n"
+     << " (`bench/native_rules.hpp`). Models over " << format_number(double(max_parameters), "%.0f")
+     << " parameters are sized but not timed.\n\n"
      << "| program | model | mode | max len | layers | heads | d | mlp | params | non-zero | FLOPs/token "
         "| 1 seq µs/token | batch-64 µs/token | interpreter µs/pos | native ns/pos | native instr/pos "
         "| FLOPs per instr | seq time / native |\n"
@@ -429,7 +432,7 @@ std::string cost_markdown(const std::vector<CostRow>& rows, const nlohmann::json
     else
       md << "-";
     md << " | ";
-    if (r.refused.empty() && r.native_ns && r.native_ns->median > 0)
+    if (r.refused.empty() && r.timed && r.native_ns && r.native_ns->median > 0)
       md << format_number(r.sequence_us.median * 1e3 / r.native_ns->median, "%.0f") << "x";
     else
       md << "-";
@@ -447,7 +450,8 @@ nlohmann::json cost_json(const std::vector<CostRow>& rows, const nlohmann::json&
     } else {
       j.update({{"layers", r.layers}, {"heads", r.heads}, {"n_embd", r.n_embd}, {"n_inner", r.n_inner},
                 {"parameters", r.parameters}, {"nonzero_parameters", r.nonzero_parameters},
-                {"flops_per_token", r.flops_per_token}, {"sequence_us_per_token", timing_json(r.sequence_us)},
+                {"flops_per_token", r.flops_per_token}, {"timed", r.timed},
+                {"sequence_us_per_token", timing_json(r.sequence_us)},
                 {"batch64_us_per_token", timing_json(r.batch_us)}});
     }
     j["interpreter_us_per_position"] = timing_json(r.interpreter_us);
@@ -479,7 +483,7 @@ void write_cost_plots(const std::vector<CostRow>& rows, const std::string& plots
       if (r.program != p || r.model != "compiled") continue;
       if (r.refused.empty()) {
         net_flops.x.push_back(r.max_len), net_flops.y.push_back(r.flops_per_token);
-        net_time.x.push_back(r.max_len), net_time.y.push_back(r.sequence_us.median * 1e3);
+        if (r.timed) net_time.x.push_back(r.max_len), net_time.y.push_back(r.sequence_us.median * 1e3);
       }
       if (r.native_instructions) native_instr.x.push_back(r.max_len), native_instr.y.push_back(*r.native_instructions);
       if (r.native_ns) native_time.x.push_back(r.max_len), native_time.y.push_back(r.native_ns->median);

@@ -34,6 +34,7 @@ struct CostRow {
   std::optional<double> native_instructions;  // per position (per prediction for aab)
   std::string instructions_source;            // "callgrind" or "perf"
   std::string refused;  // non-empty: the compiler refused the program at this length (why)
+  bool timed = true;    // false: the model is over CostOptions::max_parameters, sized but not timed
 };
 
 struct CostOptions {
@@ -43,6 +44,9 @@ struct CostOptions {
   double sample_seconds = 0.005;  // each sample loops until it lasts at least this long
   bool count_instructions = true;
   std::string native_counter;  // path of the native_rule_count executable ("" finds it beside raspc)
+  // Larger compiled models are sized and counted but not timed (a batch of 64 through a 100M-weight
+  // model takes seconds per sample).
+  size_t max_parameters = 20'000'000;
 };
 
 // Measures one program file at each of options.max_lens.
@@ -54,7 +58,7 @@ std::vector<CostRow> measure_aab_post(const std::string& aab_program_path, const
 // The machine the figures were taken on: CPU model, cores, compiler and flags, date.
 nlohmann::json machine_description();
 
-std::string cost_markdown(const std::vector<CostRow>& rows, const nlohmann::json& machine);
+std::string cost_markdown(const std::vector<CostRow>& rows, const nlohmann::json& machine, size_t max_parameters);
 nlohmann::json cost_json(const std::vector<CostRow>& rows, const nlohmann::json& machine);
 // bench/plots/flops.svg and time.svg: compiled against native over the maximum length, log scale.
 void write_cost_plots(const std::vector<CostRow>& rows, const std::string& plots_dir);
