@@ -1,32 +1,11 @@
 #include "trainer/program_task.hpp"
 
-#include <sstream>
 
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
-
-ProgramHeader read_program_header(const SourceFile& source) {
-  ProgramHeader header;
-  std::istringstream lines(source.text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind("#", 0) != 0) break;  // the header is the leading comment block
-    auto value_of = [&](const std::string& key) -> std::optional<std::string> {
-      const std::string prefix = "# " + key + ":";
-      if (line.rfind(prefix, 0) != 0) return std::nullopt;
-      std::string v = line.substr(prefix.size());
-      v.erase(0, v.find_first_not_of(" \t"));
-      v.erase(v.find_last_not_of(" \t\r") + 1);
-      return v;
-    };
-    if (auto v = value_of("vocab")) header.vocab = *v;
-    if (auto v = value_of("causal")) header.causal = *v == "yes";
-  }
-  return header;
-}
 
 Labeller LoadedProgram::labeller(Mode mode) const {
   auto interpreter = std::make_shared<Interpreter>(*program, mode);
@@ -40,7 +19,7 @@ LoadedProgram load_program(const std::string& path, const std::string& output_na
   EvaluateOptions options;
   options.output_name = output_name;
   loaded.program = std::make_shared<Program>(evaluate_program(loaded.source, options));
-  loaded.header = read_program_header(*loaded.source);
+  loaded.header = read_program_header(loaded.source);
   return loaded;
 }
 
@@ -79,8 +58,8 @@ std::vector<Value> task_vocabulary(const std::string& vocab_option, const Loaded
   std::vector<Value> vocab;
   if (!vocab_option.empty()) {
     vocab = parse_vocabulary(vocab_option, "--vocab");
-  } else if (!program.header.vocab.empty()) {
-    vocab = parse_vocabulary(program.header.vocab, program.source->name + " (# vocab:)");
+  } else if (!program.header.vocab_text.empty()) {
+    vocab = header_vocabulary(program.header);
   } else {
     fail_file(program.source->name, "the program declares no vocabulary; give the input symbols with --vocab, as in --vocab abcd");
   }

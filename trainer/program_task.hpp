@@ -8,17 +8,10 @@
 
 #include "language/interpret.hpp"
 #include "language/program.hpp"
+#include "language/program_file.hpp"
 #include "trainer/task.hpp"
 
 namespace raspc {
-
-// The defaults a program file declares in its header comments ("# vocab: a b c d",
-// "# causal: yes").
-struct ProgramHeader {
-  std::string vocab;          // "" when absent
-  std::optional<bool> causal;
-};
-ProgramHeader read_program_header(const SourceFile& source);
 
 // A program, its interpreter, and the labeller over it. Keeps the Program alive as long as the
 // labeller (the Interpreter refers to it).
