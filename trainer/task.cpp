@@ -1,13 +1,18 @@
 #include "trainer/task.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "language/interpret.hpp"
 
 namespace raspc {
 
 namespace {
+
+// Inputs up to which a set of them is enumerated rather than sampled.
+constexpr uint64_t kEnumerableInputs = 20000;
 
 // |V|^L, saturating at `limit`.
 uint64_t count_inputs(size_t symbols, int length, uint64_t limit) {
@@ -54,7 +59,7 @@ Task::Task(Labeller labeller, TaskOptions options) : labeller_(std::move(labelle
   uint64_t total = 0;
   for (int L = 1; L <= options_.max_len; ++L) total += count_inputs(S, L, 1ull << 40);
   std::vector<int> symbols;
-  if (total <= 20000) {
+  if (total <= kEnumerableInputs) {
     for (int L = 1; L <= options_.max_len; ++L)
       for (uint64_t i = 0, n = count_inputs(S, L, 1ull << 40); i < n; ++i) {
         nth_input(i, S, L, symbols);
@@ -125,41 +130,75 @@ void Task::draw_held_out() {
   const size_t S = options_.input_vocab.size();
   std::mt19937_64 rng(options_.held_out_seed);
   std::uniform_int_distribution<int> symbol(0, int(S) - 1);
-  std::vector<int> symbols;
+  std::vector<int> symbols, targets;
+
+  // (length, symbol, output) triples an input carries: what a model can only learn from inputs
+  // that show it. Holding out every witness of one ("dddd" is the only length-4 input where "d"
+  // counts 4) asks for an output the model never saw, and the test then measures the split.
+  auto triples_of = [&](const std::vector<int>& input) {
+    std::set<std::tuple<int, int, int>> triples;
+    label(input, targets);
+    for (size_t p = 0; p < input.size(); ++p)
+      if (targets[p + 1] != -1) triples.insert({int(input.size()), input[p], targets[p + 1]});
+    return triples;
+  };
+  // Training witnesses per triple, where the training inputs are few enough to enumerate (with
+  // more, a held-out set of a few hundred per length is a vanishing share of any triple's).
+  std::map<std::tuple<int, int, int>, long> witnesses;
+  uint64_t training_inputs = 0;
+  for (int L = options_.train_min; L <= options_.train_max; ++L) training_inputs += count_inputs(S, L, 1ull << 40);
+  const bool covered = training_inputs <= kEnumerableInputs;
+  if (covered)
+    for (int L = options_.train_min; L <= options_.train_max; ++L)
+      for (uint64_t i = 0, n = count_inputs(S, L, 1ull << 40); i < n; ++i) {
+        nth_input(i, S, L, symbols);
+        for (const auto& t : triples_of(symbols)) ++witnesses[t];
+      }
+  // Holds an input out unless that would take the last training witness of one of its triples.
+  auto admit = [&](const std::vector<int>& input, bool trained_length) {
+    if (!covered || !trained_length) return true;
+    const auto triples = triples_of(input);
+    for (const auto& t : triples)
+      if (witnesses[t] <= 1) return false;
+    for (const auto& t : triples) --witnesses[t];
+    return true;
+  };
+
   for (int L = 1; L <= options_.max_len; ++L) {
     HeldOutSet set;
     set.length = L;
     const uint64_t space = count_inputs(S, L, 1ull << 40);
     const bool trained_length = L >= options_.train_min && L <= options_.train_max;
-    // At a training length at least half of the inputs stay available for training.
-    const uint64_t cap = trained_length ? space / 2 : space;
+    // At a training length at least three quarters of the inputs stay for training: with half
+    // held out, small spaces lost whole groups of inputs (all orders of "aaad" for histogram),
+    // and whether a model learnt them was a matter of its seed.
+    const uint64_t cap = trained_length ? space / 4 : space;
     const uint64_t k = std::min<uint64_t>(options_.held_out_per_length, cap);
     std::vector<std::vector<int>> chosen;
     if (space <= std::max<uint64_t>(4 * k, 4096)) {
       std::vector<uint64_t> order(space);
       for (uint64_t i = 0; i < space; ++i) order[i] = i;
       std::shuffle(order.begin(), order.end(), rng);
-      for (uint64_t i = 0; i < k; ++i) {
+      for (uint64_t i = 0; i < space && chosen.size() < k; ++i) {
         nth_input(order[i], S, L, symbols);
-        chosen.push_back(symbols);
+        if (admit(symbols, trained_length)) chosen.push_back(symbols);
       }
     } else {
       std::unordered_set<std::string> seen;
-      while (chosen.size() < k) {
+      while (chosen.size() < k && seen.size() < space) {
         symbols.resize(L);
         for (int& x : symbols) x = symbol(rng);
-        if (seen.insert(key_of(symbols)).second) chosen.push_back(symbols);
+        if (seen.insert(key_of(symbols)).second && admit(symbols, trained_length)) chosen.push_back(symbols);
       }
     }
     for (const std::vector<int>& c : chosen) {
       held_out_keys_.insert(key_of(c));
       std::vector<int> tokens{bos_id()};
       for (int s : c) tokens.push_back(input_ids_[s]);
-      std::vector<int> targets;
       std::vector<std::string> expected;
       label(c, targets, &expected);
       set.tokens.push_back(std::move(tokens));
-      set.targets.push_back(std::move(targets));
+      set.targets.push_back(targets);
       set.expected.push_back(std::move(expected));
     }
     held_out_.push_back(std::move(set));
@@ -173,8 +212,8 @@ void Task::fill_batch(Batch& batch, int B, std::mt19937_64& rng) {
   batch.B = B;
   batch.T = 0;
   for (int b = 0; b < B; ++b) {
-    // A training input is never a held-out one; at most half of any length is held out, so
-    // this redraws about once in the worst case.
+    // A training input is never a held-out one; at most a quarter of any training length is
+    // held out, so this redraws a third of a time in the worst case.
     do {
       symbol_scratch_.resize(length(rng));
       for (int& x : symbol_scratch_) x = symbol(rng);

@@ -8,7 +8,10 @@
 // of the others are still defined.
 //
 // Inputs drawn for training never belong to the held-out set, which is drawn once from a fixed
-// seed (independent of the training seed, so every run of a comparison sees the same one).
+// seed (independent of the training seed, so every run of a comparison sees the same one). At a
+// training length it takes at most a quarter of the inputs, and where the training inputs can be
+// enumerated (at most 2e4) it never takes the last training input that shows a symbol with one of
+// its outputs at that length: every (length, symbol, output) of the training lengths is trained on.
 #pragma once
 
 #include <cstdint>

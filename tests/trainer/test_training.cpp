@@ -5,6 +5,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
@@ -105,13 +106,13 @@ TEST_CASE("training inputs never come from the held-out set") {
   Task task(hist.labeller(Mode::Bidirectional), task_options("abc", 6, 2, 4));
   std::set<std::vector<int>> held_out;
   for (const HeldOutSet& set : task.held_out()) {
-    // At a training length at most half of the 3^L inputs are held out; beyond, up to 256.
+    // At a training length at most a quarter of the 3^L inputs are held out; beyond, up to 256.
     const size_t space = size_t(std::pow(3, set.length));
     const bool trained = set.length >= 2 && set.length <= 4;
-    CHECK(set.tokens.size() == std::min<size_t>(256, trained ? space / 2 : space));
+    CHECK(set.tokens.size() == std::min<size_t>(256, trained ? space / 4 : space));
     for (const auto& tokens : set.tokens) held_out.insert(tokens);
   }
-  CHECK(held_out.size() == 3 + 4 + 13 + 40 + 243 + 256);  // all distinct, lengths 1..6
+  CHECK(held_out.size() == 3 + 2 + 6 + 20 + 243 + 256);  // all distinct, lengths 1..6
   Batch batch;
   batch.tokens.assign(64 * 7, 0);
   batch.targets.assign(64 * 7, 0);
@@ -152,49 +153,80 @@ TEST_CASE("the same seed gives the same model") {
   CHECK(first.model.storage != other.model.storage);
 }
 
-// Both runs below are deterministic (fixed seeds) and take a few seconds of one core.
-// Histogram is the harder one: a model must count tokens it has seen in few constant inputs
-// ("dddd" -> 4 is held out), and strong weight decay (1.0) is what makes it generalise. Seed 1
-// reaches 100% at step 2650; other seeds end this budget between 95% and 99.9%, so the seed is
-// part of the test (and a change to the arithmetic of the ops can move it).
-TEST_CASE("a trained model learns histogram to 100% held-out accuracy") {
+TEST_CASE("the held-out set leaves every output of every symbol at every training length to training") {
+  // Histogram over abcd at lengths 1-4: "dddd" is the only input where d counts 4 at length 4,
+  // "bb" the only one where b counts 2 at length 2. None of these sole witnesses may be held out.
   LoadedProgram hist = load_program(program_path("hist.rasp"));
   Task task(hist.labeller(Mode::Bidirectional), task_options("abcd", 4, 1, 4));
-  TrainSettings s;
-  s.layers = 1;
-  s.heads = 4;
-  s.d_model = 32;
-  s.batch = 64;
-  s.learning_rate = 1e-2f;
-  s.weight_decay = 1.0f;
-  s.steps = 3000;
-  s.eval_every = 50;
-  s.seed = 1;
-  s.stop_when_perfect = true;
-  TrainResult r = train_model(task, s);
-  INFO("steps run " << r.steps_run << ", held-out token accuracy " << r.held_out.token_accuracy());
-  CHECK(r.steps_to_100 > 0);
-  CHECK(r.held_out.correct_positions == r.held_out.positions);
-  CHECK(r.held_out.correct_sequences == r.held_out.sequences);
-  CHECK(r.held_out.sequences == 2 + 8 + 32 + 128);  // half of 4^L at each length, at most 256
+  std::set<std::tuple<int, int, int>> trained, held;
+  std::vector<int> symbols, targets;
+  for (int L = 1; L <= 4; ++L)
+    for (int i = 0; i < (1 << (2 * L)); ++i) {
+      symbols.assign(L, 0);
+      for (int p = 0, rest = i; p < L; ++p, rest /= 4) symbols[p] = rest % 4;
+      REQUIRE(task.label(symbols, targets));
+      for (int p = 0; p < L; ++p) (task.is_held_out(symbols) ? held : trained).insert({L, symbols[p], targets[p + 1]});
+    }
+  CHECK(trained.size() == 4 * (1 + 2 + 3 + 4));  // every symbol with every count 1..L at each L
+  for (const auto& triple : held) CHECK(trained.count(triple) == 1);
+  CHECK_FALSE(task.is_held_out({3, 3, 3, 3}));
+  CHECK_FALSE(task.is_held_out({1, 1}));
+  long held_out = 0;
+  for (const HeldOutSet& set : task.held_out()) held_out += long(set.tokens.size());
+  // A quarter of 4^L at each length, but none at length 1: each of its inputs is the only one
+  // where its symbol counts 1 at length 1.
+  CHECK(task.held_out()[0].tokens.empty());
+  CHECK(held_out == 0 + 4 + 16 + 64);
 }
 
+// Both runs below are deterministic (fixed seeds) and take about a second each. Histogram needs
+// strong weight decay (1.0) to generalise from the few hundred inputs of lengths 1-4, and a
+// learning rate low enough that it settles: at 1e-2 the loss spiked throughout and whether an
+// evaluation caught 100% was the seed's luck. With these settings every seed 1-16 reached 100% by
+// step 1200 of 3000 and stayed there (bench/RESULTS.md, Trainer), so two seeds are checked.
+TEST_CASE("a trained model learns histogram to 100% held-out accuracy") {
+  LoadedProgram hist = load_program(program_path("hist.rasp"));
+  for (uint64_t seed : {1, 2}) {
+    Task task(hist.labeller(Mode::Bidirectional), task_options("abcd", 4, 1, 4));
+    TrainSettings s;
+    s.layers = 1;
+    s.heads = 4;
+    s.d_model = 32;
+    s.batch = 64;
+    s.learning_rate = 2e-3f;
+    s.weight_decay = 1.0f;
+    s.steps = 3000;
+    s.eval_every = 50;
+    s.seed = seed;
+    s.stop_when_perfect = true;
+    TrainResult r = train_model(task, s);
+    INFO("seed " << seed << ": steps run " << r.steps_run << ", held-out token accuracy " << r.held_out.token_accuracy());
+    CHECK(r.steps_to_100 > 0);
+    CHECK(r.held_out.correct_positions == r.held_out.positions);
+    CHECK(r.held_out.correct_sequences == r.held_out.sequences);
+    CHECK(r.held_out.sequences == 0 + 4 + 16 + 64);  // as in the test of the held-out set above
+  }
+}
+
+// aab reached 100% by step 200 of 1000 for every seed 1-8.
 TEST_CASE("a trained model learns aab to 100% held-out accuracy") {
   LoadedProgram aab = load_program(program_path("aab.rasp"));
-  Task task(aab.labeller(Mode::Causal), task_options("ab", 8, 1, 8));
-  TrainSettings s;
-  s.layers = 1;
-  s.heads = 1;
-  s.d_model = 16;
-  s.causal = true;
-  s.batch = 32;
-  s.learning_rate = 1e-2f;
-  s.steps = 1000;
-  s.eval_every = 50;
-  s.seed = 1;
-  s.stop_when_perfect = true;
-  TrainResult r = train_model(task, s);
-  INFO("steps run " << r.steps_run << ", held-out token accuracy " << r.held_out.token_accuracy());
-  CHECK(r.steps_to_100 > 0);
-  CHECK(r.held_out.correct_positions == r.held_out.positions);
+  for (uint64_t seed : {1, 2}) {
+    Task task(aab.labeller(Mode::Causal), task_options("ab", 8, 1, 8));
+    TrainSettings s;
+    s.layers = 1;
+    s.heads = 1;
+    s.d_model = 16;
+    s.causal = true;
+    s.batch = 32;
+    s.learning_rate = 1e-2f;
+    s.steps = 1000;
+    s.eval_every = 50;
+    s.seed = seed;
+    s.stop_when_perfect = true;
+    TrainResult r = train_model(task, s);
+    INFO("seed " << seed << ": steps run " << r.steps_run << ", held-out token accuracy " << r.held_out.token_accuracy());
+    CHECK(r.steps_to_100 > 0);
+    CHECK(r.held_out.correct_positions == r.held_out.positions);
+  }
 }
