@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "compiler/compile.hpp"
-#include "compiler/program_header.hpp"
+#include "language/program_file.hpp"
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
 #include "support/diagnostics.hpp"
@@ -90,10 +90,10 @@ int main() {
     std::printf("| program | mode | layers | heads | n_embd | MLP | parameters | compile ms |\n|---|---|---|---|---|---|---|---|\n");
     for (const std::string& name : names) {
       auto source = read_source_file(dir + "/" + name + ".rasp");
-      ProgramHeader header = read_program_header(source->text);
+      ProgramHeader header = read_program_header(source);
       for (Mode mode : {Mode::Bidirectional, Mode::Causal}) {
-        if (mode == Mode::Causal && !header.causal) continue;
-        Measured m = measure(source, parse_vocabulary(header.vocab), 16, mode, 5);
+        if (mode == Mode::Causal && !header.causal.value_or(false)) continue;
+        Measured m = measure(source, header_vocabulary(header), 16, mode, 5);
         const char* mode_name = mode == Mode::Causal ? "causal" : "bidirectional";
         if (!m.refused.empty()) {
           std::printf("| %s | %s | refused: %s |||||| \n", name.c_str(), mode_name, m.refused.c_str());
