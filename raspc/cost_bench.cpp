@@ -411,7 +411,8 @@ std::string cost_markdown(const std::vector<CostRow>& rows, const nlohmann::json
         "sequence (BOS included) divided by its tokens. Native instructions per position are counted by "
      << (rows.empty() || rows[0].instructions_source.empty() ? std::string("callgrind or perf") : rows[0].instructions_source)
      << " (`bench/native_rules.hpp`). Models over " << format_number(double(max_parameters), "%.0f")
-     << " parameters are sized but not timed.\n\n"
+     << " parameters are sized but not timed. In the (aab)* post's rows every figure is per prediction "
+        "(one forward over the 5-token context), as the post counts it.\n\n"
      << "| program | model | mode | max len | layers | heads | d | mlp | params | non-zero | FLOPs/token "
         "| 1 seq µs/token | batch-64 µs/token | interpreter µs/pos | native ns/pos | native instr/pos "
         "| FLOPs per instr | seq time / native |\n"
