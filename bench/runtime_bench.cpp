@@ -70,13 +70,7 @@ int main(int argc, char** argv) {
 
   // Decode latency: feed a whole context token by token, reset, repeat.
   Model aab = make_handset_aab();
-  ModelConfig config;
-  config.n_layer = 2;
-  config.n_head = 4;
-  config.n_embd = 64;
-  config.n_inner = 256;
-  config.n_positions = 16;
-  config.vocab_size = 16;
+  const ModelConfig config = make_config(2, 4, 64, 256, 16, 16);  // the d64 reference model
   Model random = testing::make_random_model(config, 1);
   std::printf("%-34s %10s %10s %12s %10s\n", "decode (KV cache)", "tokens", "us/token", "us/token wall", "GFLOP/s");
   for (const Model* model : {&aab, &random}) {

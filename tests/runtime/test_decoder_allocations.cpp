@@ -24,13 +24,7 @@ extern "C" void* malloc(size_t size) {
 using namespace raspc;
 
 TEST_CASE("the decoder makes no heap allocation per token") {
-  ModelConfig config;
-  config.n_layer = 2;
-  config.n_head = 4;
-  config.n_embd = 64;
-  config.n_inner = 256;
-  config.n_positions = 16;
-  config.vocab_size = 16;
+  const ModelConfig config = make_config(2, 4, 64, 256, 16, 16);  // the d64 reference model
   Model model = testing::make_random_model(config, 1);
   CpuBackend backend(model);
   std::unique_ptr<Decoder> decoder = backend.decoder();
