@@ -10,13 +10,13 @@
 #include <sstream>
 
 #include "compiler/ir.hpp"
+#include "runtime/model_output.hpp"
 
 namespace raspc::compiler {
 namespace {
 
-// float32 arithmetic and LayerNorm's scale, which the anchor holds within about 1e-4 of nominal
-// while numerical values are live, leave numerical outputs this close to the exact rational.
-constexpr double kNumericTolerance = 1e-3;
+// How close a numerical output must be to the exact rational (the reason is beside the constant).
+constexpr double kNumericTolerance = kNumericalOutputTolerance;
 
 std::string describe_input(const std::vector<Value>& input) {
   bool chars = true;

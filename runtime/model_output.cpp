@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 
@@ -168,6 +169,27 @@ PositionOutputs read_outputs(const Model& model, const ForwardResult& result, in
 PositionOutputs run_positions(Backend& backend, const Model& model, const std::vector<int>& tokens) {
   ForwardResult result = backend.forward({with_bos(model, tokens)}, output_forward_options(model));
   return read_outputs(model, result, 0);
+}
+
+bool output_matches(const Model& model, const std::string& produced, const std::string& expected) {
+  const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
+  const bool numerical = output.is_object() && output.value("encoding", "") == "numerical";
+  if (!numerical) return produced == expected;
+  auto number = [](const std::string& text, double& value) {
+    char* end = nullptr;
+    value = std::strtod(text.c_str(), &end);
+    if (end == text.c_str()) return false;
+    if (*end == '/') {
+      const char* denominator = end + 1;
+      double d = std::strtod(denominator, &end);
+      if (end == denominator || d == 0) return false;
+      value /= d;
+    }
+    return *end == '\0';
+  };
+  double got = 0, want = 0;
+  if (!number(produced, got) || !number(expected, want)) return produced == expected;
+  return std::fabs(got - want) <= kNumericalOutputTolerance * std::max(1.0, std::fabs(want));
 }
 
 std::string format_outputs(const std::vector<std::string>& values) {

@@ -44,6 +44,16 @@ PositionOutputs read_outputs(const Model& model, const ForwardResult& result, in
 // Runs one input sequence (token ids without BOS) and reads its outputs.
 PositionOutputs run_positions(Backend& backend, const Model& model, const std::vector<int>& tokens);
 
+// How close a numerical output must be to the exact value: float32 arithmetic and LayerNorm's
+// scale (which the compiler's anchor holds within about 1e-4 of nominal while numerical values are
+// live) leave compiled numerical outputs this close, relative to max(1, |value|).
+constexpr double kNumericalOutputTolerance = 1e-3;
+
+// Whether an output read off the model (read_outputs) is the expected value, given as the
+// interpreter displays it: the same text for categorical outputs; for numerical outputs the same
+// number within kNumericalOutputTolerance, the expected one written as 3, -1.5 or 1/3.
+bool output_matches(const Model& model, const std::string& produced, const std::string& expected);
+
 // "[1,1,2,2,1]": the values joined by commas, as `raspc eval` prints a sequence.
 std::string format_outputs(const std::vector<std::string>& values);
 

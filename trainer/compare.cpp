@@ -43,7 +43,7 @@ void evaluate_compiled(const Model& model, const Task& task, const CompareSettin
         for (int i = 0; i < set.length; ++i) {
           if (set.targets[b][i + 1] == -1) continue;
           ++counted;
-          right += outputs.values[i] == set.expected[b][i];
+          right += output_matches(model, outputs.values[i], set.expected[b][i]);
         }
         if (!counted) continue;
         e.positions += counted;

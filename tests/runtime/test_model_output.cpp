@@ -110,3 +110,18 @@ TEST_CASE("without output metadata the output is the argmax over the whole vocab
   CpuBackend backend(model);
   CHECK(format_outputs(run_positions(backend, model, {1, 2}).values) == "[7,7]");
 }
+
+TEST_CASE("a numerical output matches its exact value within the stated tolerance, a categorical one only exactly") {
+  Model numerical;
+  numerical.metadata["output"] = {{"encoding", "numerical"}, {"dim", 0}};
+  CHECK(output_matches(numerical, "0.333334", "1/3"));
+  CHECK(output_matches(numerical, "2.0005", "2"));       // 2.5e-4 relative: float32 noise
+  CHECK(output_matches(numerical, "-1.4999", "-3/2"));
+  CHECK_FALSE(output_matches(numerical, "0.34", "1/3"));  // 2% off: a wrong value
+  CHECK_FALSE(output_matches(numerical, "2.01", "2"));
+  CHECK_FALSE(output_matches(numerical, "abc", "2"));
+  Model categorical;
+  categorical.metadata["output"] = {{"encoding", "categorical"}};
+  CHECK(output_matches(categorical, "2", "2"));
+  CHECK_FALSE(output_matches(categorical, "2.0005", "2"));
+}
