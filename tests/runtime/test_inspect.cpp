@@ -17,14 +17,7 @@ TEST_CASE("matrices print every value under aligned, labelled columns") {
 }
 
 TEST_CASE("tensors are labelled by heads, MLP units and residual dimensions") {
-  ModelConfig config;
-  config.n_layer = 1;
-  config.n_head = 2;
-  config.n_embd = 2;
-  config.n_inner = 2;
-  config.n_positions = 2;
-  config.vocab_size = 2;
-  config.layer_norm = false;
+  ModelConfig config = make_config(1, 2, 2, 2, 2, 2, true, false);
   Model model = testing::make_random_model(config, 1);
   model.storage.assign(model.storage.size(), 0.0f);
   model.residual_labels = {"one", ""};

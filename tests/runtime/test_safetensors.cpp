@@ -17,14 +17,7 @@ namespace {
 
 // A model small enough that its whole header fits in a test: 6 tensors, no LayerNorm, no MLP.
 Model tiny_model() {
-  ModelConfig config;
-  config.n_layer = 1;
-  config.n_head = 1;
-  config.n_embd = 2;
-  config.n_inner = 0;
-  config.n_positions = 2;
-  config.vocab_size = 2;
-  config.layer_norm = false;
+  ModelConfig config = make_config(1, 1, 2, 0, 2, 2, true, false);
   return testing::make_random_model(config, 7);
 }
 
@@ -61,15 +54,7 @@ std::string error_after(Edit edit) {
 }  // namespace
 
 TEST_CASE("a model survives the file round trip bit for bit") {
-  ModelConfig config;
-  config.n_layer = 2;
-  config.n_head = 2;
-  config.n_embd = 8;
-  config.n_inner = 12;
-  config.n_positions = 6;
-  config.vocab_size = 5;
-  config.causal = false;
-  config.activation = Activation::Relu;
+  ModelConfig config = make_config(2, 2, 8, 12, 6, 5, false, true, Activation::Relu);
   Model model = testing::make_random_model(config, 11, 0.3f, true);
   model.input_ids = {1, 2, 3};
   model.metadata = {{"mode", "bidirectional"}, {"output", {{"encoding", "categorical"}}}, {"program", "hist = 1;"}};
