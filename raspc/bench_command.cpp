@@ -1,4 +1,5 @@
 // raspc bench: what a compiled network costs against the rule it encodes (raspc/cost_bench.hpp).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -75,14 +76,16 @@ void add_bench_command(CLI::App& app) {
     bool no_instructions = false, no_post = false;
   };
   auto o = std::make_shared<Options>();
-  cmd->add_option("programs", o->targets, "Program files (.rasp); default: every program of --programs-dir");
+  cmd->add_option("targets", o->targets,
+                  "Program files (.rasp) or model files (.safetensors); default: every program of --programs-dir");
   cmd->add_option("--max-len", o->max_lens, "Maximum lengths to compile each program at, comma-separated")->capture_default_str();
   cmd->add_option("--device", o->device, "Where the compiled models run: cpu or cuda")->capture_default_str();
   cmd->add_option("--samples", o->samples, "Timing samples per figure (after one warm-up)")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd->add_option("--max-parameters", o->max_parameters, "Size but do not time compiled models with more parameters")
       ->capture_default_str();
   cmd->add_flag("--no-instructions", o->no_instructions, "Do not count the native rules' instructions (callgrind is slow)");
-  cmd->add_flag("--no-post", o->no_post, "Leave out the (aab)* post's setting (hand-set against compiled, 5 tokens)");
+  cmd->add_flag("--no-post", o->no_post,
+                "Leave out the (aab)* post's setting (hand-set against compiled, 5 tokens), measured with aab.rasp");
   cmd->add_option("--programs-dir", o->programs_dir, "Where the default programs are")->capture_default_str();
   cmd->add_option("--out-dir", o->out_dir, "Also write cost.md, cost.json and plots/*.svg there");
   cmd->add_option("--update-results", o->results, "Replace the generated cost section of this Markdown file (bench/RESULTS.md)");
@@ -102,18 +105,18 @@ void add_bench_command(CLI::App& app) {
       std::sort(targets.begin(), targets.end());
     }
     std::vector<CostRow> rows;
-    if (!o->no_post) {
-      std::string aab = (fs::path(o->programs_dir) / "aab.rasp").string();
-      for (const std::string& t : targets)
-        if (fs::path(t).filename() == "aab.rasp") aab = t;
-      if (fs::exists(aab)) {
-        std::cerr << "measuring the (aab)* post's setting...\n";
-        for (CostRow& r : measure_aab_post(aab, options)) rows.push_back(std::move(r));
-      }
+    // The post's setting comes with aab.rasp: when the whole library is measured, or aab.rasp is named.
+    const auto aab = std::find_if(targets.begin(), targets.end(),
+                                  [](const std::string& t) { return fs::path(t).filename() == "aab.rasp"; });
+    if (!o->no_post && aab != targets.end()) {
+      std::cerr << "measuring the (aab)* post's setting...\n";
+      for (CostRow& r : measure_aab_post(*aab, options)) rows.push_back(std::move(r));
     }
     for (const std::string& target : targets) {
       std::cerr << "measuring " << target << "...\n";
-      for (CostRow& r : measure_program(target, options)) rows.push_back(std::move(r));
+      const bool model_file = fs::path(target).extension() == ".safetensors";
+      for (CostRow& r : model_file ? measure_model_file(target, options) : measure_program(target, options))
+        rows.push_back(std::move(r));
     }
     nlohmann::json machine = machine_description();
     std::string markdown = cost_markdown(rows, machine, options.max_parameters);

@@ -19,6 +19,7 @@
 #include "language/program_file.hpp"
 #include "runtime/flops.hpp"
 #include "runtime/handset_aab.hpp"
+#include "runtime/safetensors.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 #include "support/svg_plot.hpp"
@@ -326,6 +327,43 @@ std::vector<CostRow> measure_program(const std::string& path, const CostOptions&
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<CostRow> measure_model_file(const std::string& path, const CostOptions& options) {
+  Model model = load_model(path);
+  CostRow row;
+  row.program = fs::path(path).filename().string();
+  row.model = "file";
+  row.max_len = model.config.n_positions - (model.bos_id >= 0 ? 1 : 0);
+  std::vector<int> inputs = model.input_ids;
+  if (inputs.empty())
+    for (int v = 0; v < model.config.vocab_size; ++v)
+      if (v != model.bos_id) inputs.push_back(v);
+  if (inputs.empty() || row.max_len < 1) fail_file(path, "the model has no input tokens or no room for one, so it cannot be measured");
+  std::vector<std::vector<int>> symbols = random_symbol_inputs(inputs.size(), row.max_len, std::max(kBatch, kInputPool), 7);
+  std::vector<std::vector<int>> tokens;
+  for (const auto& s : symbols) {
+    std::vector<int> t;
+    for (int i : s) t.push_back(inputs[i]);
+    tokens.push_back(std::move(t));
+  }
+  measure_model(model, tokens, row.max_len, options, row);
+  // A compiled model carries its program: time the interpreter on the same inputs.
+  if (model.metadata.contains("program") && model.metadata["program"].is_string() &&
+      !model.metadata["program"].get<std::string>().empty()) {
+    LoadedProgramFile file;
+    file.source = std::make_shared<SourceFile>(SourceFile{path + " (program)", model.metadata["program"].get<std::string>()});
+    file.program = evaluate_program(file.source);
+    bool all_integers = true;
+    for (int id : inputs) {
+      const std::string& t = model.vocab[id];
+      all_integers = all_integers && !t.empty() && t.find_first_not_of("-0123456789") == std::string::npos;
+    }
+    for (int id : inputs)
+      file.vocab.push_back(all_integers ? Value::of_int(std::stoll(model.vocab[id])) : Value::of_string(model.vocab[id]));
+    measure_direct(file, "", model.config.causal ? Mode::Causal : Mode::Bidirectional, row.max_len, symbols, options, row);
+  }
+  return {row};
 }
 
 std::vector<CostRow> measure_aab_post(const std::string& aab_program_path, const CostOptions& options) {

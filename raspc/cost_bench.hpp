@@ -51,6 +51,9 @@ struct CostOptions {
 
 // Measures one program file at each of options.max_lens.
 std::vector<CostRow> measure_program(const std::string& path, const CostOptions& options);
+// Measures a model file (compiled or trained) at its full length: size, FLOPs and time, and the
+// interpreter's time when the file carries its program's source.
+std::vector<CostRow> measure_model_file(const std::string& path, const CostOptions& options);
 // The (aab)* post's setting: a 5-token context and one prediction, for the hand-set model and
 // for programs/aab.rasp compiled at maximum length 5.
 std::vector<CostRow> measure_aab_post(const std::string& aab_program_path, const CostOptions& options);

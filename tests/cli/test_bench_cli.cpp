@@ -85,3 +85,26 @@ TEST_CASE("raspc bench updates only its own section of a results file") {
   CHECK(text.find("| length | compiled | bidirectional | 3 |") != std::string::npos);
   std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("raspc bench measures a model file, and its program when the file carries it") {
+  auto folder = scratch_folder();
+  const std::string hist = std::string(RASPC_SOURCE_DIR) + "/programs/hist.rasp";
+  REQUIRE(run_raspc("compile '" + hist + "' --max-len 4 --no-verify -o hist.safetensors", folder).code == 0);
+  REQUIRE(run_raspc("handset-aab -o aab.safetensors", folder).code == 0);
+  CommandResult r = run_raspc("bench hist.safetensors aab.safetensors --samples 1 --no-instructions --out-dir out", folder);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  nlohmann::json report = nlohmann::json::parse(slurp(folder / "out/cost.json"));
+  REQUIRE(report["rows"].size() == 2);  // no post rows: aab.rasp was not named
+  const nlohmann::json& compiled = report["rows"][0];
+  CHECK(compiled["program"] == "hist.safetensors");
+  CHECK(compiled["model"] == "file");
+  CHECK(compiled["max_len"] == 4);
+  CHECK(compiled["layers"] == 1);
+  CHECK(compiled["interpreter_us_per_position"]["median"].get<double>() > 0);  // the source is in the file
+  const nlohmann::json& handset = report["rows"][1];
+  CHECK(handset["max_len"] == 5);     // no BOS: all 5 positions
+  CHECK(handset["parameters"] == 344);
+  CHECK(handset["flops_per_token"].get<double>() == Approx(3535.0 / 5).epsilon(1e-12));
+  CHECK(handset["interpreter_us_per_position"].is_null());  // hand-set: no program to run
+}
