@@ -504,10 +504,10 @@ nlohmann::json cost_json(const std::vector<CostRow>& rows, const nlohmann::json&
 
 void write_cost_plots(const std::vector<CostRow>& rows, const std::string& plots_dir) {
   fs::create_directories(plots_dir);
-  PlotSpec flops{"FLOPs per token: compiled network against native instructions", "maximum length",
-                 "operations per position", true, true, {}};
-  PlotSpec time{"Time per token: compiled network (1 sequence) against native rule", "maximum length",
-                "nanoseconds per position", true, true, {}};
+  PlotSpec flops{.title = "FLOPs per token: compiled network against native instructions",
+                 .x_label = "maximum length", .y_label = "operations per position", .log_x = true, .log_y = true};
+  PlotSpec time{.title = "Time per token: compiled network (1 sequence) against native rule",
+                .x_label = "maximum length", .y_label = "nanoseconds per position", .log_x = true, .log_y = true};
   std::vector<std::string> programs;
   for (const CostRow& r : rows)
     if (r.model == "compiled" && r.native_ns && r.program.find("post") == std::string::npos &&

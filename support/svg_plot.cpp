@@ -60,9 +60,15 @@ struct Axis {
   }
 };
 
-Axis fit_axis(bool log, const std::vector<PlotSeries>& series, bool use_x) {
+Axis fit_axis(bool log, const std::vector<PlotSeries>& series, bool use_x,
+              const std::optional<std::pair<double, double>>& range) {
   Axis a;
   a.log = log;
+  if (range && range->second > range->first && (!log || range->first > 0)) {
+    a.lo = range->first;
+    a.hi = range->second;
+    return a;
+  }
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const auto& s : series)
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
@@ -87,7 +93,8 @@ Axis fit_axis(bool log, const std::vector<PlotSeries>& series, bool use_x) {
 }  // namespace
 
 std::string render_svg_plot(const PlotSpec& spec) {
-  Axis ax = fit_axis(spec.log_x, spec.series, true), ay = fit_axis(spec.log_y, spec.series, false);
+  Axis ax = fit_axis(spec.log_x, spec.series, true, spec.x_range);
+  Axis ay = fit_axis(spec.log_y, spec.series, false, spec.y_range);
   const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
   auto px = [&](double v) { return kLeft + ax.unit(v) * pw; };
   auto py = [&](double v) { return kTop + (1 - ay.unit(v)) * ph; };
@@ -97,6 +104,13 @@ std::string render_svg_plot(const PlotSpec& spec) {
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << kWidth / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape(spec.title) << "</text>\n";
+  if (spec.x_band && ax.usable(spec.x_band->first) && ax.usable(spec.x_band->second)) {
+    double x0 = std::clamp(px(spec.x_band->first), kLeft, kLeft + pw);
+    double x1 = std::clamp(px(spec.x_band->second), kLeft, kLeft + pw);
+    if (x1 > x0)
+      svg << "<rect x=\"" << x0 << "\" y=\"" << kTop << "\" width=\"" << x1 - x0 << "\" height=\"" << ph
+          << "\" fill=\"#eeeeee\"/>\n";
+  }
   for (double t : ax.ticks()) {
     svg << "<line x1=\"" << px(t) << "\" y1=\"" << kTop << "\" x2=\"" << px(t) << "\" y2=\"" << kTop + ph
         << "\" stroke=\"#ddd\"/>\n<text x=\"" << px(t) << "\" y=\"" << kTop + ph + 16 << "\" text-anchor=\"middle\">"

@@ -2,7 +2,9 @@
 // library: the figures must regenerate from one command on a bare machine).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace raspc {
@@ -18,7 +20,11 @@ struct PlotSeries {
 struct PlotSpec {
   std::string title, x_label, y_label;
   bool log_x = false, log_y = false;
-  std::vector<PlotSeries> series;
+  std::vector<PlotSeries> series = {};
+  // Fixed axis ranges (otherwise fitted to the data, widened to whole decades on log axes).
+  std::optional<std::pair<double, double>> x_range = std::nullopt, y_range = std::nullopt;
+  // An x interval shaded grey behind the series (clipped to the plot), e.g. the training lengths.
+  std::optional<std::pair<double, double>> x_band = std::nullopt;
 };
 
 // A 640x400 SVG: axes with ticks (decades on log axes), one coloured polyline with point markers

@@ -1,8 +1,10 @@
 // The reports of a comparison: plain table, Markdown, JSON, SVG.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
+#include "support/svg_plot.hpp"
 #include "trainer/compare.hpp"
 
 namespace raspc {
@@ -38,17 +40,6 @@ std::string flops_text(double flops) {
 std::string accuracy_pair(const Evaluation& e) {
   if (e.positions == 0) return "-";
   return percent(e.token_accuracy()) + " / " + percent(e.sequence_accuracy());
-}
-
-std::string xml_escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else out += c;
-  }
-  return out;
 }
 
 std::string head_name(int layer, int head) { return "L" + std::to_string(layer) + "H" + std::to_string(head); }
@@ -232,57 +223,24 @@ nlohmann::json comparison_json(const CompareResult& r) {
 }
 
 std::string comparison_svg(const CompareResult& r) {
-  const double width = 640, height = 400, left = 60, right = 200, top = 40, bottom = 50;
-  const double plot_w = width - left - right, plot_h = height - top - bottom;
-  const int n = r.max_len;
-  auto x_of = [&](double length) { return left + (n > 1 ? (length - 1) / (n - 1) : 0.5) * plot_w; };
-  auto y_of = [&](double accuracy) { return top + (1 - accuracy) * plot_h; };
-  const char* colours[] = {"#222222", "#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(1);
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s << "<text x=\"" << left << "\" y=\"22\" font-size=\"14\">" << xml_escaped(r.program_name)
-    << ": held-out token accuracy by input length</text>\n";
-  // The training lengths, shaded.
-  const double x0 = x_of(r.train_min - (n > 1 ? 0.5 : 0)), x1 = x_of(r.train_max + (n > 1 ? 0.5 : 0));
-  s << "<rect x=\"" << std::max(left, x0) << "\" y=\"" << top << "\" width=\"" << std::min(left + plot_w, x1) - std::max(left, x0)
-    << "\" height=\"" << plot_h << "\" fill=\"#eeeeee\"/>\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double a = i / 4.0;
-    s << "<line x1=\"" << left << "\" y1=\"" << y_of(a) << "\" x2=\"" << left + plot_w << "\" y2=\"" << y_of(a)
-      << "\" stroke=\"#cccccc\"/>\n";
-    s << "<text x=\"" << left - 8 << "\" y=\"" << y_of(a) + 4 << "\" text-anchor=\"end\">" << int(a * 100) << "%</text>\n";
-  }
-  for (int L = 1; L <= n; ++L)
-    s << "<text x=\"" << x_of(L) << "\" y=\"" << top + plot_h + 18 << "\" text-anchor=\"middle\">" << L << "</text>\n";
-  s << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 10 << "\" text-anchor=\"middle\">input length (shaded: training lengths)</text>\n";
-  s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_w << "\" height=\"" << plot_h
-    << "\" fill=\"none\" stroke=\"black\"/>\n";
-  int index = 0;
-  for (const ArmResult& a : r.arms) {
-    const char* colour = colours[index % 5];
-    const double legend_y = top + 16 + 20 * index;
-    ++index;
+  PlotSpec spec{.title = r.program_name + ": held-out token accuracy by input length",
+                .x_label = "input length (shaded: training lengths)",
+                .y_label = "token accuracy (%)"};
+  spec.x_range = {1, std::max(2, r.max_len)};
+  spec.y_range = {0, 100};
+  spec.x_band = {r.train_min - 0.5, r.train_max + 0.5};
+  for (size_t k = 0; k < r.arms.size(); ++k) {
+    const ArmResult& a = r.arms[k];
     if (!a.available) continue;
-    std::ostringstream points;
-    points.setf(std::ios::fixed);
-    points.precision(1);
+    PlotSeries series{a.name, false, int(k), {}, {}};  // an arm keeps its colour when another is missing
     for (size_t L = 0; L < a.by_length.size(); ++L)
-      if (a.by_length[L].positions > 0) points << x_of(double(L + 1)) << "," << y_of(a.by_length[L].token_accuracy()) << " ";
-    s << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2\" points=\"" << points.str() << "\"/>\n";
-    for (size_t L = 0; L < a.by_length.size(); ++L)
-      if (a.by_length[L].positions > 0)
-        s << "<circle cx=\"" << x_of(double(L + 1)) << "\" cy=\"" << y_of(a.by_length[L].token_accuracy())
-          << "\" r=\"3\" fill=\"" << colour << "\"/>\n";
-    s << "<line x1=\"" << left + plot_w + 12 << "\" y1=\"" << legend_y << "\" x2=\"" << left + plot_w + 32 << "\" y2=\""
-      << legend_y << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/>\n";
-    s << "<text x=\"" << left + plot_w + 38 << "\" y=\"" << legend_y + 4 << "\">" << xml_escaped(a.name) << "</text>\n";
+      if (a.by_length[L].positions > 0) {
+        series.x.push_back(double(L + 1));
+        series.y.push_back(100 * a.by_length[L].token_accuracy());
+      }
+    spec.series.push_back(std::move(series));
   }
-  s << "</svg>\n";
-  return s.str();
+  return render_svg_plot(spec);
 }
 
 }  // namespace raspc

@@ -11,8 +11,9 @@ static int count_of(const std::string& text, const std::string& what) {
 }
 
 TEST_CASE("an SVG plot has one polyline and one marker per point for each series") {
-  PlotSpec spec{"FLOPs per token", "max length", "FLOPs", true, true,
-                {{"compiled", false, 0, {5, 8, 16}, {1e3, 4e3, 2e4}}, {"native <x>", true, 0, {5, 8, 16}, {3, 3, 3}}}};
+  PlotSpec spec{.title = "FLOPs per token", .x_label = "max length", .y_label = "FLOPs", .log_x = true, .log_y = true,
+                .series = {{"compiled", false, 0, {5, 8, 16}, {1e3, 4e3, 2e4}},
+                           {"native <x>", true, 0, {5, 8, 16}, {3, 3, 3}}}};
   std::string svg = render_svg_plot(spec);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(count_of(svg, "<polyline") == 2);
@@ -26,9 +27,23 @@ TEST_CASE("an SVG plot has one polyline and one marker per point for each series
 }
 
 TEST_CASE("points a log axis cannot show are skipped, not drawn at infinity") {
-  PlotSpec spec{"t", "x", "y", false, true, {{"s", false, -1, {1, 2, 3}, {0, 10, 100}}}};
+  PlotSpec spec{.title = "t", .x_label = "x", .y_label = "y", .log_y = true,
+                .series = {{"s", false, -1, {1, 2, 3}, {0, 10, 100}}}};
   std::string svg = render_svg_plot(spec);
   CHECK(count_of(svg, "<circle") == 2);
   CHECK(svg.find("inf") == std::string::npos);
   CHECK(svg.find("nan") == std::string::npos);
+}
+
+TEST_CASE("fixed axis ranges and a shaded band") {
+  PlotSpec spec{.title = "accuracy", .x_label = "length", .y_label = "%",
+                .series = {{"arm", false, 2, {1, 2, 3, 4}, {100, 100, 75, 50}}}};
+  spec.x_range = {1, 4};
+  spec.y_range = {0, 100};
+  spec.x_band = {0.5, 2.5};  // clipped on the left to the plot's edge at x = 1
+  std::string svg = render_svg_plot(spec);
+  // The plot spans x 80..470 (640 wide, margins 80 and 170): x = 1 at 80, 2.5 at 275.
+  CHECK(svg.find("<rect x=\"80\" y=\"40\" width=\"195\" height=\"300\" fill=\"#eeeeee\"/>") != std::string::npos);
+  CHECK(svg.find(">100<") != std::string::npos);  // the fixed top of the y axis is a tick
+  CHECK(svg.find("stroke=\"#2ca02c\"") != std::string::npos);  // palette colour 2
 }
