@@ -23,6 +23,8 @@ enum class Builtin : uint8_t { Aggregate, SelectorWidth, Range, Zip, Len, Round,
 struct CDict {
   std::vector<Value> keys;  // insertion order, as in Python
   std::vector<CValue> values;
+  // d[key] = value: a new key goes last, an existing one keeps its place (Python's rule).
+  void set(const Value& key, const CValue& value);
 };
 
 // A compile-time value: an atom, a list or dict of values, a function, or a node of the Program.

@@ -6,6 +6,16 @@
 
 namespace raspc {
 
+void CDict::set(const Value& key, const CValue& value) {
+  auto found = std::find(keys.begin(), keys.end(), key);
+  if (found != keys.end()) {
+    values[found - keys.begin()] = value;
+  } else {
+    keys.push_back(key);
+    values.push_back(value);
+  }
+}
+
 void Evaluator::fail(const Span& span, const std::string& message) const {
   // Inside library code, the user's call is the place to look at.
   if (library_call_span_) fail_at(*library_call_span_, message + " (inside the library function `" + library_function_ + "`)");
@@ -141,14 +151,7 @@ CValue Evaluator::eval_unguarded(const Expr& e, Env* env) {
       auto dict = std::make_shared<CDict>();
       for (size_t i = 0; i + 1 < e.children.size(); i += 2) {
         Value key = atom_of(eval(*e.children[i], env), e.children[i]->span, "a dictionary key");
-        CValue value = eval(*e.children[i + 1], env);
-        auto found = std::find(dict->keys.begin(), dict->keys.end(), key);
-        if (found != dict->keys.end()) {
-          dict->values[found - dict->keys.begin()] = value;
-        } else {
-          dict->keys.push_back(key);
-          dict->values.push_back(value);
-        }
+        dict->set(key, eval(*e.children[i + 1], env));
       }
       CValue c;
       c.kind = CValue::Kind::Dict;
@@ -181,14 +184,7 @@ CValue Evaluator::comprehension(const Expr& e, Env* env) {
       results.push_back(eval(*e.children[0], scope));
     } else {
       Value key = atom_of(eval(*e.children[0], scope), e.children[0]->span, "a dictionary key");
-      CValue value = eval(*e.children[1], scope);
-      auto found = std::find(dict->keys.begin(), dict->keys.end(), key);
-      if (found != dict->keys.end()) {
-        dict->values[found - dict->keys.begin()] = value;
-      } else {
-        dict->keys.push_back(key);
-        dict->values.push_back(value);
-      }
+      dict->set(key, eval(*e.children[1], scope));
     }
   }
   if (e.kind == ExprKind::ListComp) return CValue::of_list(std::move(results));
