@@ -6,10 +6,46 @@
 // than the widest are padded with units whose weights are zero (GELU(0) = 0).
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "compiler/ir.hpp"
+#include "runtime/model_output.hpp"
 
 namespace raspc::compiler {
+namespace {
+
+// The values a numerical output can take, as the interpreter displays them, sorted by number, for
+// metadata["output"]["values"]: the runtime prints the one a reading stands for (1/3, not
+// 0.333336). Empty when the list would not be sound or is too long to store:
+//  - the value set is not known exactly (an affine map without a finite set): nothing to snap to;
+//  - it has more than kValueSetLimit values: the list lives in the file's JSON header;
+//  - two adjacent values a < b are within 2 * kNumericalOutputTolerance * max(1, |a|, |b|) of each
+//    other (1/23 and 1/22 in a mean over 23 positions): a reading the verification accepts for one
+//    could then be as near the other, and no single value is the one it stands for. With the gap
+//    wider than that, a reading within the tolerance of v is nearer v than any other value, so
+//    "the nearest value, if within the tolerance" never names a value other than the proven one.
+std::vector<std::string> snappable_values(const SopInfo& info) {
+  if (!info.values_known || info.values.empty() || info.values.size() > kValueSetLimit) return {};
+  std::vector<std::pair<double, std::string>> numbers;
+  for (const Value& v : info.values) {
+    if (v.is_string()) return {};
+    numbers.emplace_back(v.is_bool() ? (v.boolean ? 1.0 : 0.0) : v.number.to_double(), to_display(v));
+  }
+  // value_less puts numbers before bools, so 1 and True may both be present and far apart.
+  std::stable_sort(numbers.begin(), numbers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> display;
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    if (i > 0) {
+      const double a = numbers[i - 1].first, b = numbers[i].first;
+      const double scale = std::max({1.0, std::fabs(a), std::fabs(b)});
+      if (!(b - a > 2 * kNumericalOutputTolerance * scale)) return {};
+    }
+    display.push_back(numbers[i].second);
+  }
+  return display;
+}
+
+}  // namespace
 
 Model assemble(const Program& program, const Inference& inference, const Allocation& allocation,
                const Lowered& lowered, const CompileOptions& options) {
@@ -85,6 +121,8 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
     model.metadata["output"] = {{"encoding", "categorical"}, {"token_ids", lowered.output_token_of_value}};
   } else {
     model.metadata["output"] = {{"encoding", "numerical"}, {"dim", allocation.numeric.at(output)}};
+    std::vector<std::string> values = snappable_values(inference.info[size_t(output)]);
+    if (!values.empty()) model.metadata["output"]["values"] = values;
   }
   std::vector<std::vector<std::string>> units;
   for (const LoweredBlock& block : lowered.blocks) units.push_back(block.unit_labels);

@@ -2,6 +2,7 @@
 // the compile report stored in the model's metadata.
 #include "compiler/compile.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "compiler/ir.hpp"
@@ -67,6 +68,19 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   Program split = split_disjoint_widths(program, inference);
   if (split.nodes.size() != program.nodes.size()) {
     program = std::move(split);
+    inference = infer(program, options);
+  }
+  // After the split: a disjoint `or` costs two heads there, where a tuple would cost an MLP too.
+  // The rewrite may leave the node count as it was (the selectors it replaces are dropped); the
+  // tuples it adds always show it.
+  auto tuples = [](const Program& p) {
+    return std::count_if(p.nodes.begin(), p.nodes.end(), [](const Node& n) {
+      return n.kind == NodeKind::Elementwise && n.op == ElementOp::Tuple;
+    });
+  };
+  Program paired = pair_selector_sides(program, inference);
+  if (tuples(paired) != tuples(program)) {
+    program = std::move(paired);
     inference = infer(program, options);
   }
   NodeKind out_kind = program.node(program.output).kind;

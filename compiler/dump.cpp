@@ -134,7 +134,11 @@ std::string explain(const Program& program, const Inference& inference, const Sc
     const SopInfo& info = inference.info[size_t(id)];
     const Node& node = program.node(id);
     if (!info.needed || node.is_selector() || node.kind == NodeKind::Constant) continue;
-    out << program.label(id) << ": " << encoding_name(info.encoding) << ", because " << info.why << "; ";
+    std::string why = info.why;
+    if (node.kind == NodeKind::Elementwise && node.op == ElementOp::Tuple)
+      why = "a selector combines comparisons of these s-ops with `or` or `not`, and one head scores it over their " +
+            std::to_string(info.values.size()) + " combinations: one dimension each";
+    out << program.label(id) << ": " << encoding_name(info.encoding) << ", because " << why << "; ";
     if (!schedule.why[size_t(id)].empty()) out << schedule.why[size_t(id)];
     else if (node.kind == NodeKind::Elementwise) out << "folded into the weights of the heads that read it";
     out << "\n";

@@ -8,6 +8,7 @@
 // numbers (a mean of those is undefined anyway).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -78,9 +79,10 @@ std::string describe_count(size_t n) { return std::to_string(n) + " values"; }
 
 class Inferrer {
  public:
-  Inferrer(const Program& program, const CompileOptions& options) : program_(program), options_(options) {
+  Inferrer(const Program& program, const CompileOptions& options, std::vector<uint8_t> cut)
+      : program_(program), options_(options) {
     result_.info.resize(program.nodes.size());
-    result_.cut.assign(program.nodes.size(), 0);
+    result_.cut = std::move(cut);
     depth_.assign(program.nodes.size(), -1);
   }
 
@@ -132,6 +134,74 @@ class Inferrer {
 
   SopInfo& info(NodeId id) { return result_.info[size_t(id)]; }
 
+  // The value a side of a comparison holds at position p, when it is a constant or a map of
+  // indices (false otherwise: then what it holds depends on the input, not only on p).
+  bool positional_value(NodeId side, int p, Value& out) {
+    const Node& node = program_.node(side);
+    if (node.kind == NodeKind::Constant) return out = node.constant, true;
+    std::vector<NodeId> support = support_of(program_, side, &result_.cut);
+    if (support.size() != 1 || program_.node(support[0]).kind != NodeKind::Indices) return false;
+    return evaluate_fused(program_, side, support, {Value::of_int(p)}, out);
+  }
+
+  // Whether query position q selects key position k (by [k][q]), for a selector whose comparisons
+  // read only indices, maps of them and constants; empty for any other selector.
+  std::vector<std::vector<uint8_t>> positional_selection(NodeId selector) {
+    const int n = options_.max_len;
+    std::vector<std::vector<uint8_t>> holds(size_t(n), std::vector<uint8_t>(size_t(n), 0));
+    bool positional = true;
+    auto evaluate = [&](auto&& self, NodeId sel, int k, int q) -> bool {
+      const Node& node = program_.node(sel);
+      switch (node.kind) {
+        case NodeKind::Select: {
+          Value key, query;
+          if (!positional_value(node.inputs[0], k, key) || !positional_value(node.inputs[1], q, query))
+            return positional = false;
+          try {
+            return compare_select(node.comparison, key, query, node.span);
+          } catch (const UserError&) {
+            return positional = false;
+          }
+        }
+        case NodeKind::SelectAnd: return self(self, node.inputs[0], k, q) && self(self, node.inputs[1], k, q);
+        case NodeKind::SelectOr: return self(self, node.inputs[0], k, q) || self(self, node.inputs[1], k, q);
+        case NodeKind::SelectNot: return !self(self, node.inputs[0], k, q);
+        default: return positional = false;
+      }
+    };
+    for (int k = 0; k < n && positional; ++k)
+      for (int q = 0; q < n && positional; ++q) holds[size_t(k)][size_t(q)] = evaluate(evaluate, selector, k, q);
+    if (!positional) return {};
+    return holds;
+  }
+
+  // The numbers of keys a query at each position can select: exact for a positional selector (over
+  // every length that has the position), 0..q+1 for any selector in causal mode. Empty when every
+  // position allows 0..max_len.
+  std::vector<std::vector<int>> widths_by_position(NodeId selector) {
+    const int n = options_.max_len;
+    const bool causal = options_.mode == Mode::Causal;
+    std::vector<std::vector<uint8_t>> holds = positional_selection(selector);
+    if (holds.empty() && !causal) return {};
+    auto widths = std::vector<std::vector<int>>(size_t(n));
+    for (int q = 0; q < n; ++q) {
+      if (holds.empty()) {
+        for (int w = 0; w <= q + 1; ++w) widths[size_t(q)].push_back(w);
+        continue;
+      }
+      // A key must exist (k < length) and, in causal mode, be visible (k <= q).
+      std::set<int> seen;
+      int count = 0;
+      for (int length = 1; length <= n; ++length) {
+        int k = length - 1;
+        if (holds[size_t(k)][size_t(q)] && (!causal || k <= q)) ++count;
+        if (length > q) seen.insert(count);
+      }
+      widths[size_t(q)].assign(seen.begin(), seen.end());
+    }
+    return widths;
+  }
+
   void mark_needed() {
     if (program_.output < 0) fail_file("raspc compile", "the program has no output s-op; end it with an expression");
     std::vector<NodeId> stack{program_.output};
@@ -163,6 +233,7 @@ class Inferrer {
         break;
       case NodeKind::Indices:
         for (int i = 0; i < n; ++i) out.values.push_back(Value::of_int(i));
+        for (int i = 0; i < n; ++i) out.by_position.push_back({Value::of_int(i)});
         out.encoding = Encoding::Categorical;
         out.why = "indices: one dimension per position";
         break;
@@ -173,11 +244,19 @@ class Inferrer {
         break;
       case NodeKind::Elementwise: infer_elementwise(id); break;
       case NodeKind::Aggregate: infer_aggregate(id); break;
-      case NodeKind::SelectorWidth:
-        for (int i = 0; i <= n; ++i) out.values.push_back(Value::of_int(i));
+      case NodeKind::SelectorWidth: {
+        std::vector<std::vector<int>> widths = widths_by_position(node.inputs[0]);
+        std::vector<uint8_t> possible(size_t(n) + 1, widths.empty());
+        for (const std::vector<int>& at : widths) {
+          out.by_position.emplace_back();
+          for (int w : at) out.by_position.back().push_back(Value::of_int(w)), possible[size_t(w)] = 1;
+        }
+        for (int i = 0; i <= n; ++i)
+          if (possible[size_t(i)]) out.values.push_back(Value::of_int(i));
         out.encoding = Encoding::Categorical;
         out.why = "selector_width: categorical 0.." + std::to_string(n) + ", read from BOS's attention weight 1/(w+1)";
         break;
+      }
       case NodeKind::Select: infer_select(id); break;
       case NodeKind::SelectAnd:
         out.at_most_one = info(node.inputs[0]).at_most_one || info(node.inputs[1]).at_most_one;
@@ -209,55 +288,146 @@ class Inferrer {
     info(id).at_most_one = node.comparison == Comparison::Eq && unique_per_position(node.inputs[0]);
   }
 
-  // Whether no two positions hold the same value: indices, and injective maps of indices.
+  // Whether an s-op holds one value at every position of an input: constants, and in
+  // bidirectional mode aggregates and widths whose selectors compare keys with constants only
+  // (every query then selects the same keys), and maps of those.
+  bool position_invariant(NodeId id) {
+    const Node& node = program_.node(id);
+    switch (node.kind) {
+      case NodeKind::Constant: return true;
+      case NodeKind::Elementwise:
+        for (NodeId s : support_of(program_, id, &result_.cut))
+          if (s == id || !position_invariant(s)) return false;
+        return true;
+      case NodeKind::Aggregate:
+      case NodeKind::SelectorWidth:
+        return options_.mode == Mode::Bidirectional && queries_are_constant(node.inputs[0]);
+      default: return false;
+    }
+  }
+
+  bool queries_are_constant(NodeId selector) {
+    const Node& node = program_.node(selector);
+    if (node.kind == NodeKind::Select) return program_.node(node.inputs[1]).kind == NodeKind::Constant;
+    for (NodeId in : node.inputs)
+      if (!queries_are_constant(in)) return false;
+    return true;
+  }
+
+  // Whether no two positions of an input hold the same value: indices, and maps of indices (and
+  // of position-invariant s-ops) that are injective in the index for every value of the rest.
   bool unique_per_position(NodeId id) {
     const Node& node = program_.node(id);
     if (node.kind == NodeKind::Indices) return true;
     if (node.kind != NodeKind::Elementwise) return false;
-    std::vector<NodeId> support = support_of(program_, id, &result_.cut);
-    if (support.size() != 1 || program_.node(support[0]).kind != NodeKind::Indices) return false;
-    std::vector<Value> seen;
-    for (int i = 0; i < options_.max_len; ++i) {
-      Value v;
-      if (!evaluate_fused(program_, id, support, {Value::of_int(i)}, v)) return false;
-      seen.push_back(v);
+    std::vector<NodeId> support = support_of(program_, id, &result_.cut), rest;
+    size_t index_slot = support.size();
+    for (size_t i = 0; i < support.size(); ++i) {
+      if (program_.node(support[i]).kind == NodeKind::Indices) index_slot = i;
+      else if (position_invariant(support[i]) && info(support[i]).values_known) rest.push_back(support[i]);
+      else return false;
     }
-    return sorted_unique(seen).size() == seen.size();
+    if (index_slot == support.size()) return false;
+    Inference invariant;  // the rest without per-position sets: they hold one value throughout
+    invariant.info.resize(program_.nodes.size());
+    for (NodeId r : rest) invariant.info[size_t(r)].values = info(r).values;
+    std::vector<JointCombination> combinations;
+    if (!joint_combinations(invariant, rest, options_.max_len, kCombinationLimit, combinations)) return false;
+    std::vector<Value> assignment(support.size());
+    for (const JointCombination& c : combinations) {
+      for (size_t i = 0, r = 0; i < support.size(); ++i)
+        if (i != index_slot) assignment[i] = info(support[i]).values[c.digits[r++]];
+      std::vector<Value> seen;
+      for (int p = 0; p < options_.max_len; ++p) {
+        assignment[index_slot] = Value::of_int(p);
+        Value v;
+        if (!evaluate_fused(program_, id, support, assignment, v)) return false;
+        seen.push_back(v);
+      }
+      if (sorted_unique(seen).size() != seen.size()) return false;
+    }
+    return true;
+  }
+
+  bool enumerate_support(const std::vector<NodeId>& support, std::vector<JointCombination>& combinations) {
+    for (NodeId s : support)
+      if (!info(s).values_known) return false;
+    return joint_combinations(result_, support, options_.max_len, kCombinationLimit, combinations);
+  }
+
+  // A fused lookup over at most this many input combinations is not worth splitting.
+  static constexpr size_t kSmallTable = 256;
+
+  // A fused map with too many input combinations: the categorical maps inside it that are ready
+  // an attention layer earlier become lookups of their own (an earlier block's MLP computes them,
+  // so no block is added) and are read as one-hots. Whether anything was cut.
+  bool cut_earlier_maps(NodeId id) {
+    bool any = false;
+    std::vector<NodeId> stack(program_.node(id).inputs.begin(), program_.node(id).inputs.end());
+    std::vector<uint8_t> seen(program_.nodes.size(), 0);
+    while (!stack.empty()) {
+      NodeId n = stack.back();
+      stack.pop_back();
+      if (seen[size_t(n)] || result_.cut[size_t(n)]) continue;
+      seen[size_t(n)] = 1;
+      const Node& node = program_.node(n);
+      if (node.kind != NodeKind::Elementwise) continue;
+      const SopInfo& in = info(n);
+      if (depth(n) < depth(id) && in.encoding == Encoding::Categorical && in.values_known) {
+        result_.cut[size_t(n)] = 1;
+        any = true;
+        continue;
+      }
+      stack.insert(stack.end(), node.inputs.begin(), node.inputs.end());
+    }
+    return any;
   }
 
   void infer_elementwise(NodeId id) {
     const Node& node = program_.node(id);
     SopInfo& out = info(id);
     std::vector<NodeId> support = cut_inputs(id, support_of(program_, id, &result_.cut));
+    std::vector<JointCombination> combinations;
+    bool enumerable = enumerate_support(support, combinations);
+    if (!enumerable || combinations.size() > kSmallTable) {
+      // Try reading the earlier maps as one-hots; keep that if the table is at least halved.
+      std::vector<uint8_t> before = result_.cut;
+      std::vector<JointCombination> fewer;
+      std::vector<NodeId> cut_support;
+      bool better = false;
+      if (cut_earlier_maps(id)) {
+        cut_support = cut_inputs(id, support_of(program_, id, &result_.cut));
+        better = enumerate_support(cut_support, fewer) && (!enumerable || 2 * fewer.size() < combinations.size());
+      }
+      if (better) {
+        support = std::move(cut_support);
+        combinations = std::move(fewer);
+        enumerable = true;
+      } else {
+        result_.cut = std::move(before);
+      }
+    }
     bool numerical_input = false;
     int numerical_inputs = 0;
-    size_t combinations = 1;
-    bool enumerable = true;
-    for (NodeId s : support) {
-      const SopInfo& in = info(s);
-      if (in.encoding == Encoding::Numerical) numerical_input = true, ++numerical_inputs;
-      if (!in.values_known) enumerable = false;
-      combinations *= std::max<size_t>(1, in.values.size());
-      if (combinations > kCombinationLimit) enumerable = false;
-    }
+    for (NodeId s : support)
+      if (info(s).encoding == Encoding::Numerical) numerical_input = true, ++numerical_inputs;
     if (enumerable) {
       std::vector<Value> values;
-      std::vector<size_t> digit(support.size(), 0);
+      std::vector<std::vector<Value>> at(combinations.empty() || combinations[0].positions.empty()
+                                             ? 0
+                                             : size_t(options_.max_len));
       std::vector<Value> assignment(support.size());
-      for (;;) {
-        for (size_t i = 0; i < support.size(); ++i) assignment[i] = info(support[i]).values[digit[i]];
+      for (const JointCombination& c : combinations) {
+        for (size_t i = 0; i < support.size(); ++i) assignment[i] = info(support[i]).values[c.digits[i]];
         Value v;
-        if (evaluate_fused(program_, id, support, assignment, v)) values.push_back(v);
-        size_t i = 0;
-        for (; i < support.size(); ++i) {
-          if (++digit[i] < info(support[i]).values.size()) break;
-          digit[i] = 0;
-        }
-        if (i == support.size()) break;
+        if (!evaluate_fused(program_, id, support, assignment, v)) continue;
+        values.push_back(v);
+        for (int p : c.positions) at[size_t(p)].push_back(v);
       }
       out.values = sorted_unique(std::move(values));
       if (out.values.empty())
         fail_at(node.span, "this expression is undefined on every input (every combination of its inputs fails)");
+      for (std::vector<Value>& here : at) out.by_position.push_back(sorted_unique(std::move(here)));
     } else {
       out.values_known = false;
       // Bounds from the corners of the inputs' bounds: exact for the affine maps that numerical
@@ -364,7 +534,9 @@ class Inferrer {
       return __int128(a.num) * b.den < __int128(b.num) * a.den;
     };
     std::set<Rational, decltype(less)> sums(base.begin(), base.end(), less);
-    std::vector<Value> means{node.default_value};
+    std::vector<std::vector<Value>> means_of(size_t(options_.max_len) + 1);  // by the number of keys averaged
+    means_of[0] = {node.default_value};
+    size_t total = 1;
     bool known = true;
     for (int k = 1; k <= options_.max_len && known; ++k) {
       if (k > 1) {
@@ -378,10 +550,21 @@ class Inferrer {
         sums = std::move(next);
       }
       if (sums.size() > 4 * kValueSetLimit) known = false;
-      for (const Rational& s : sums) means.push_back(Value::of_number(divide_by(s, k)));
-      if (means.size() > 64 * kValueSetLimit) known = false;
+      for (const Rational& s : sums) means_of[size_t(k)].push_back(Value::of_number(divide_by(s, k)));
+      total += sums.size();
+      if (total > 64 * kValueSetLimit) known = false;
     }
     if (known) {
+      std::vector<std::vector<int>> widths = widths_by_position(node.inputs[0]);
+      std::vector<Value> means;
+      for (const std::vector<int>& at : widths) {
+        std::vector<Value> here;
+        for (int w : at) here.insert(here.end(), means_of[size_t(w)].begin(), means_of[size_t(w)].end());
+        out.by_position.push_back(sorted_unique(std::move(here)));
+        means.insert(means.end(), out.by_position.back().begin(), out.by_position.back().end());
+      }
+      if (widths.empty())
+        for (const std::vector<Value>& m : means_of) means.insert(means.end(), m.begin(), m.end());
       out.values = sorted_unique(std::move(means));
     } else {
       out.values_known = false;
@@ -394,10 +577,67 @@ class Inferrer {
 
 }  // namespace
 
+bool joint_combinations(const Inference& inference, const std::vector<NodeId>& support, int max_len, size_t limit,
+                        std::vector<JointCombination>& out) {
+  out.clear();
+  auto info = [&](size_t i) -> const SopInfo& { return inference.info[size_t(support[i])]; };
+  bool positional = false;
+  for (size_t i = 0; i < support.size(); ++i) positional = positional || !info(i).by_position.empty();
+  // The digits each s-op may take: all of its values, or those it can hold at one position.
+  std::vector<std::vector<size_t>> choices(support.size());
+  auto enumerate = [&](auto&& visit) {
+    size_t count = 1;
+    for (const std::vector<size_t>& c : choices) {
+      if (c.empty()) return true;
+      count *= c.size();
+      if (count > limit) return false;
+    }
+    std::vector<size_t> at(support.size(), 0), digits(support.size());
+    for (;;) {
+      for (size_t i = 0; i < support.size(); ++i) digits[i] = choices[i][at[i]];
+      visit(digits);
+      size_t i = 0;
+      for (; i < support.size(); ++i) {
+        if (++at[i] < choices[i].size()) break;
+        at[i] = 0;
+      }
+      if (i == support.size()) return true;
+    }
+  };
+  if (!positional) {
+    for (size_t i = 0; i < support.size(); ++i)
+      for (size_t d = 0; d < info(i).values.size(); ++d) choices[i].push_back(d);
+    return enumerate([&](const std::vector<size_t>& digits) { out.push_back({digits, {}}); });
+  }
+  std::map<std::vector<size_t>, size_t> index;
+  for (int p = 0; p < max_len; ++p) {
+    for (size_t i = 0; i < support.size(); ++i) {
+      const std::vector<Value>& all = info(i).values;
+      choices[i].clear();
+      for (const Value& v : info(i).values_at(p))
+        choices[i].push_back(size_t(std::lower_bound(all.begin(), all.end(), v, ValueLess{}) - all.begin()));
+    }
+    bool within = enumerate([&](const std::vector<size_t>& digits) {
+      auto [it, fresh] = index.emplace(digits, out.size());
+      if (fresh) out.push_back({digits, {}});
+      out[it->second].positions.push_back(p);
+    });
+    if (!within || out.size() > limit) return false;
+  }
+  return true;
+}
+
 Inference infer(const Program& program, const CompileOptions& options) {
   if (options.max_len < 1) fail_file("raspc compile", "--max-len must be at least 1");
   if (options.vocab.empty()) fail_file("raspc compile", "the vocabulary is empty; give --vocab");
-  return Inferrer(program, options).run();
+  // Cutting a map out of a fused chain changes how the maps after it are enumerated: infer again
+  // with the cuts fixed until none is added (cuts only grow).
+  std::vector<uint8_t> cut(program.nodes.size(), 0);
+  for (;;) {
+    Inference inference = Inferrer(program, options, cut).run();
+    if (inference.cut == cut) return inference;
+    cut = inference.cut;
+  }
 }
 
 }  // namespace raspc::compiler

@@ -28,10 +28,19 @@ struct SopInfo {
   bool needed = false;                        // the output depends on it
   Encoding encoding = Encoding::Unspecified;  // Categorical or Numerical for s-ops
   std::vector<Value> values;                  // sorted (value_less); complete when values_known
+  // The values the s-op can hold at each position (sorted subsets of `values`), where that is
+  // narrower than `values`: indices, widths and means of selectors that depend on positions only
+  // (a prefix mean at position i averages exactly i+1 values), and maps of those. Empty: `values`
+  // at every position. Lookup tables enumerate these instead of the product of whole value sets.
+  std::vector<std::vector<Value>> by_position;
   bool values_known = true;
   double lo = 0, hi = 0;                      // numeric bounds (numerical s-ops)
   bool at_most_one = false;                   // selectors: no query selects two keys
   std::string why;                            // for --explain
+
+  const std::vector<Value>& values_at(int position) const {
+    return by_position.empty() ? values : by_position[size_t(position)];
+  }
 };
 
 struct Inference {
@@ -44,6 +53,17 @@ struct Inference {
 // Value sets and encodings. Refusals (value set over the limit, mean over strings, selectors on
 // numerical s-ops) are UserErrors at the offending node.
 Inference infer(const Program& program, const CompileOptions& options);
+
+// The combinations of values that the s-ops of `support` can hold together at one position: each
+// is a digit per s-op (an index into its `values`) and the positions where it can occur (empty:
+// every position, when no s-op of `support` has per-position value sets). False when there are
+// more than `limit` (per position, or in all).
+struct JointCombination {
+  std::vector<size_t> digits;
+  std::vector<int> positions;
+};
+bool joint_combinations(const Inference& inference, const std::vector<NodeId>& support, int max_len, size_t limit,
+                        std::vector<JointCombination>& out);
 
 // Merges equal nodes, folds constants, drops what the output does not need.
 Program simplify(const Program& program);
@@ -60,7 +80,8 @@ bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>
                     const std::vector<Value>& support_values, Value& out);
 
 // Whether a selector (a tree of select/and/or/not whose comparisons read at most `key_node` on
-// the key side and `query_node` on the query side, constants elsewhere) selects for these values.
+// the key side and `query_node` on the query side, or maps of them, constants elsewhere) selects
+// for these values.
 bool selector_holds(const Program& program, NodeId selector, NodeId key_node, const Value& key, NodeId query_node,
                     const Value& query);
 
@@ -69,6 +90,18 @@ bool selector_holds(const Program& program, NodeId selector, NodeId key_node, co
 // it so, returning the new program (and re-inferring is the caller's business). Unchanged when
 // nothing applies.
 Program split_disjoint_widths(const Program& program, const Inference& inference);
+
+// The s-op whose one-hot a head reads for one side of a comparison: the side itself, or the one
+// categorical s-op that a map on that side is a function of (the map folds into the head's
+// weights); -1 for a constant.
+NodeId comparison_source(const Program& program, const Inference& inference, NodeId side);
+
+// A selector conjunct that combines comparisons reading several s-ops on one side with `or` or
+// `not` is not a sum of tables over pairs of s-ops: rewrites it to compare maps of one tuple of
+// those s-ops (ElementOp::Tuple, an MLP of its own), which one head scores as a table over tuple
+// values (pair_selectors.cpp). Unchanged when nothing applies; a tuple with more values than
+// kValueSetLimit is refused at the selector.
+Program pair_selector_sides(const Program& program, const Inference& inference);
 
 // How an MLP job reads one of its inputs.
 enum class ReadKind {

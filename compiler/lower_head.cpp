@@ -5,7 +5,8 @@
 // values: a match scores G. Conjuncts add, so a key selected by all m conjuncts scores m*G and
 // any other at most (m-1)*G. The table is factored on its smaller side: one Q/K dimension per
 // query value (its row of the table on the key side) or per key value. Maps of a single s-op on
-// either side are part of the table, so they cost nothing.
+// either side are part of the table, so they cost nothing. A conjunct over several s-ops on one
+// side reaches here as comparisons of maps of one tuple of them (pair_selectors.cpp).
 //
 // Two more Q/K dimensions handle BOS. As a key, BOS scores exactly B for every query: (m-1/2)*G
 // for an aggregate (it wins only when nothing is selected: the default) and m*G for a
@@ -13,6 +14,7 @@
 // only itself. Its value is corrected to the default (aggregate) or 1 (selector_width).
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "compiler/lower_internal.hpp"
 
@@ -33,18 +35,80 @@ void split_conjuncts(const Program& program, NodeId sel, std::vector<NodeId>& ou
   }
 }
 
-void collect_sides(const Program& program, NodeId sel, std::vector<NodeId>& keys, std::vector<NodeId>& queries) {
+// The s-ops whose one-hots a conjunct's comparisons read, on the key and on the query side.
+void collect_sources(const Program& program, const Inference& inference, NodeId sel, std::vector<NodeId>& keys,
+                     std::vector<NodeId>& queries) {
   const Node& node = program.node(sel);
   if (node.kind == NodeKind::Select) {
-    auto add = [&](std::vector<NodeId>& list, NodeId id) {
-      if (program.node(id).kind == NodeKind::Constant) return;
-      if (std::find(list.begin(), list.end(), id) == list.end()) list.push_back(id);
+    auto add = [&](std::vector<NodeId>& list, NodeId side) {
+      NodeId source = comparison_source(program, inference, side);
+      if (source >= 0 && std::find(list.begin(), list.end(), source) == list.end()) list.push_back(source);
     };
     add(keys, node.inputs[0]);
     add(queries, node.inputs[1]);
     return;
   }
-  for (NodeId in : node.inputs) collect_sides(program, in, keys, queries);
+  for (NodeId in : node.inputs) collect_sources(program, inference, in, keys, queries);
+}
+
+// What a comparison's side holds where its source holds `value`; false where its map is undefined.
+bool side_value(const Program& program, NodeId side, NodeId source, const Value& value, Value& out) {
+  if (side == source) return out = value, true;
+  const Node& node = program.node(side);
+  if (node.kind == NodeKind::Constant) return out = node.constant, true;
+  return evaluate_fused(program, side, {source}, {value}, out);
+}
+
+// A conjunct's selection table over its sources' values, by [q * keys.size() + k]. A tuple's
+// table is large (its values are the combinations of several s-ops), so every comparison's sides
+// are evaluated once per value, not once per pair.
+std::vector<uint8_t> conjunct_table(const Program& program, NodeId part, NodeId key_node,
+                                    const std::vector<Value>& keys, NodeId query_node,
+                                    const std::vector<Value>& queries) {
+  struct Leaf {
+    const Node* select;
+    std::vector<Value> key, query;
+    std::vector<uint8_t> key_defined, query_defined;
+  };
+  std::vector<Leaf> leaves;
+  std::vector<int> leaf_of(program.nodes.size(), -1);
+  std::vector<NodeId> stack{part};
+  while (!stack.empty()) {
+    NodeId id = stack.back();
+    stack.pop_back();
+    const Node& node = program.node(id);
+    if (node.kind != NodeKind::Select) {
+      for (NodeId in : node.inputs) stack.push_back(in);
+      continue;
+    }
+    if (leaf_of[size_t(id)] >= 0) continue;
+    leaf_of[size_t(id)] = int(leaves.size());
+    Leaf leaf{&node, std::vector<Value>(keys.size()), std::vector<Value>(queries.size()),
+              std::vector<uint8_t>(keys.size()), std::vector<uint8_t>(queries.size())};
+    for (size_t k = 0; k < keys.size(); ++k)
+      leaf.key_defined[k] = side_value(program, node.inputs[0], key_node, keys[k], leaf.key[k]);
+    for (size_t q = 0; q < queries.size(); ++q)
+      leaf.query_defined[q] = side_value(program, node.inputs[1], query_node, queries[q], leaf.query[q]);
+    leaves.push_back(std::move(leaf));
+  }
+  auto holds = [&](auto&& self, NodeId sel, size_t q, size_t k) -> bool {
+    const Node& node = program.node(sel);
+    switch (node.kind) {
+      case NodeKind::Select: {
+        const Leaf& leaf = leaves[size_t(leaf_of[size_t(sel)])];
+        return leaf.key_defined[k] && leaf.query_defined[q] &&
+               compare_select(node.comparison, leaf.key[k], leaf.query[q], node.span);
+      }
+      case NodeKind::SelectAnd: return self(self, node.inputs[0], q, k) && self(self, node.inputs[1], q, k);
+      case NodeKind::SelectOr: return self(self, node.inputs[0], q, k) || self(self, node.inputs[1], q, k);
+      case NodeKind::SelectNot: return !self(self, node.inputs[0], q, k);
+      default: return false;
+    }
+  };
+  std::vector<uint8_t> table(queries.size() * keys.size());
+  for (size_t q = 0; q < queries.size(); ++q)
+    for (size_t k = 0; k < keys.size(); ++k) table[q * keys.size() + k] = holds(holds, part, q, k);
+  return table;
 }
 
 Functional combine(const std::vector<std::pair<const Functional*, double>>& parts) {
@@ -53,6 +117,26 @@ Functional combine(const std::vector<std::pair<const Functional*, double>>& part
     if (scale != 0)
       for (const auto& [dim, w] : *part) f.push_back({dim, w * scale});
   return f;
+}
+
+// `scale` where the s-op of `view` holds one of the values marked in `subset`, else 0. A one-hot
+// sums to 1 at every real position, so a large subset is read as `one` minus the rest: under
+// LayerNorm every entry of a read costs float32 precision against the large common mean, and a
+// tuple's subsets can be large.
+Functional indicator_of(const LowerContext& ctx, const CategoricalView& view, const std::vector<uint8_t>& subset,
+                        double scale) {
+  size_t in = 0, entries_in = 0, entries_out = 0;
+  for (size_t v = 0; v < subset.size(); ++v) {
+    in += subset[v];
+    (subset[v] ? entries_in : entries_out) += view.read[v].size();
+  }
+  bool complement = in < subset.size() && entries_out + 1 < entries_in;
+  Functional base = ctx.unit(ctx.allocation.one);
+  std::vector<std::pair<const Functional*, double>> parts;
+  if (complement) parts.push_back({&base, scale});
+  for (size_t v = 0; v < subset.size(); ++v)
+    if (bool(subset[v]) != complement) parts.push_back({&view.read[v], complement ? -scale : scale});
+  return combine(parts);
 }
 
 // The score terms of a selector, and the number of conjuncts.
@@ -65,43 +149,52 @@ std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, int& 
   const double G = ctx.match_score;
   for (NodeId part : parts) {
     std::vector<NodeId> keys, queries;
-    collect_sides(program, part, keys, queries);
+    collect_sources(program, ctx.inference, part, keys, queries);
     if (keys.size() > 1 || queries.size() > 1)
-      fail_at(program.node(part).span,
-              "this selector combines comparisons of different s-ops with `or` or `not`, which one attention "
-              "head cannot score; combine them with `and`, or compare a single s-op made of both (a map of them)");
+      fail_at(program.node(part).span, "internal: this selector compares several s-ops on one side, which "
+                                       "pair_selector_sides should have made one tuple");
     NodeId key_node = keys.empty() ? -1 : keys[0];
     NodeId query_node = queries.empty() ? -1 : queries[0];
     CategoricalView constant_view{{Value::of_int(0)}, {ctx.unit(ctx.allocation.one)}};
     CategoricalView kview = key_node >= 0 ? ctx.categorical_view(key_node) : constant_view;
     CategoricalView qview = query_node >= 0 ? ctx.categorical_view(query_node) : constant_view;
     size_t nq = qview.values.size(), nk = kview.values.size();
-    std::vector<uint8_t> table(nq * nk);
-    size_t rows = 0, cols = 0;
-    std::vector<uint8_t> row_used(nq, 0), col_used(nk, 0);
-    for (size_t q = 0; q < nq; ++q)
-      for (size_t k = 0; k < nk; ++k) {
-        bool match = selector_holds(program, part, key_node, kview.values[k], query_node, qview.values[q]);
-        table[q * nk + k] = match;
-        if (match) row_used[q] = col_used[k] = 1;
-      }
-    for (uint8_t u : row_used) rows += u;
-    for (uint8_t u : col_used) cols += u;
-    if (rows <= cols) {
-      for (size_t q = 0; q < nq; ++q) {
-        if (!row_used[q]) continue;
-        std::vector<std::pair<const Functional*, double>> key_parts;
-        for (size_t k = 0; k < nk; ++k)
-          if (table[q * nk + k]) key_parts.push_back({&kview.read[k], G});
-        terms.push_back({qview.read[q], combine(key_parts)});
+    std::vector<uint8_t> table = conjunct_table(program, part, key_node, kview.values, query_node, qview.values);
+    // Query values with the same row of the table share one term (a map folded into the query
+    // side, or a tuple, makes many such), likewise key values with the same column; the table is
+    // factored on the side with fewer distinct ones.
+    std::map<std::string, size_t> row_index, col_index;  // pattern (a byte per value) -> group
+    std::vector<std::string> rows, cols;
+    std::vector<int> row_of(nq, -1), col_of(nk, -1);
+    auto group = [](std::string pattern, std::map<std::string, size_t>& index, std::vector<std::string>& patterns) {
+      if (pattern.find('\1') == std::string::npos) return -1;
+      auto [it, added] = index.emplace(pattern, patterns.size());
+      if (added) patterns.push_back(std::move(pattern));
+      return int(it->second);
+    };
+    for (size_t q = 0; q < nq; ++q) {
+      std::string row(nk, '\0');
+      for (size_t k = 0; k < nk; ++k) row[k] = char(table[q * nk + k]);
+      row_of[q] = group(std::move(row), row_index, rows);
+    }
+    for (size_t k = 0; k < nk; ++k) {
+      std::string column(nq, '\0');
+      for (size_t q = 0; q < nq; ++q) column[q] = char(table[q * nk + k]);
+      col_of[k] = group(std::move(column), col_index, cols);
+    }
+    if (rows.size() <= cols.size()) {
+      for (size_t g = 0; g < rows.size(); ++g) {
+        std::vector<uint8_t> in_group(nq);
+        for (size_t q = 0; q < nq; ++q) in_group[q] = row_of[q] == int(g);
+        std::vector<uint8_t> matched(rows[g].begin(), rows[g].end());
+        terms.push_back({indicator_of(ctx, qview, in_group, 1.0), indicator_of(ctx, kview, matched, G)});
       }
     } else {
-      for (size_t k = 0; k < nk; ++k) {
-        if (!col_used[k]) continue;
-        std::vector<std::pair<const Functional*, double>> query_parts;
-        for (size_t q = 0; q < nq; ++q)
-          if (table[q * nk + k]) query_parts.push_back({&qview.read[q], G});
-        terms.push_back({combine(query_parts), kview.read[k]});
+      for (size_t g = 0; g < cols.size(); ++g) {
+        std::vector<uint8_t> in_group(nk);
+        for (size_t k = 0; k < nk; ++k) in_group[k] = col_of[k] == int(g);
+        std::vector<uint8_t> matched(cols[g].begin(), cols[g].end());
+        terms.push_back({indicator_of(ctx, qview, matched, G), indicator_of(ctx, kview, in_group, 1.0)});
       }
     }
   }
@@ -115,9 +208,10 @@ bool selector_holds(const Program& program, NodeId sel, NodeId key_node, const V
   const Node& node = program.node(sel);
   switch (node.kind) {
     case NodeKind::Select: {
-      const Value& kv = node.inputs[0] == key_node ? key : program.node(node.inputs[0]).constant;
-      const Value& qv = node.inputs[1] == query_node ? query : program.node(node.inputs[1]).constant;
-      return compare_select(node.comparison, kv, qv, node.span);
+      Value kv, qv;
+      return side_value(program, node.inputs[0], key_node, key, kv) &&
+             side_value(program, node.inputs[1], query_node, query, qv) &&
+             compare_select(node.comparison, kv, qv, node.span);
     }
     case NodeKind::SelectAnd:
       return selector_holds(program, node.inputs[0], key_node, key, query_node, query) &&
@@ -128,6 +222,16 @@ bool selector_holds(const Program& program, NodeId sel, NodeId key_node, const V
     case NodeKind::SelectNot: return !selector_holds(program, node.inputs[0], key_node, key, query_node, query);
     default: return false;
   }
+}
+
+NodeId comparison_source(const Program& program, const Inference& inference, NodeId side) {
+  const Node& node = program.node(side);
+  if (node.kind == NodeKind::Constant) return -1;
+  if (node.kind != NodeKind::Elementwise) return side;
+  // The scheduler's rule for folding a map into a head (schedule.cpp): otherwise it is materialised.
+  std::vector<NodeId> support = support_of(program, side, &inference.cut);
+  if (support.size() == 1 && inference.info[size_t(support[0])].encoding == Encoding::Categorical) return support[0];
+  return side;
 }
 
 std::pair<int, int> head_dimensions(const LowerContext& ctx, NodeId head) {

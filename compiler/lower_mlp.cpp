@@ -168,16 +168,17 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
     return;
   }
 
-  // Categorical combinations.
+  // Categorical combinations: those that can occur together at some position.
   std::vector<CategoricalView> views;
-  size_t combinations = 1;
+  std::vector<NodeId> categorical_inputs;
   for (size_t i : categorical) {
     views.push_back(ctx.categorical_view(inputs[i]));
-    combinations *= std::max<size_t>(1, views.back().values.size());
-    if (combinations > kCombinationLimit)
-      fail_at(where, "this map's inputs have more than " + std::to_string(kCombinationLimit) +
-                         " value combinations, too many for a lookup table; use fewer or smaller inputs");
+    categorical_inputs.push_back(inputs[i]);
   }
+  std::vector<JointCombination> combinations;
+  if (!joint_combinations(ctx.inference, categorical_inputs, ctx.options.max_len, kCombinationLimit, combinations))
+    fail_at(where, "this map's inputs have more than " + std::to_string(kCombinationLimit) +
+                       " value combinations, too many for a lookup table; use fewer or smaller inputs");
   const size_t m = categorical.size();
 
   // The numeric input, if any: (value, normalised read) sorted by the read.
@@ -194,8 +195,10 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
     NodeId id = inputs[i];
     if (first.reads[i] == ReadKind::Scratch) {
       numeric_read = ctx.unit(ctx.allocation.scratch.at(id));
-      for (int w = 0; w <= ctx.options.max_len; ++w)
-        levels.push_back({Value::of_int(w), 1.0 / (w + 1), read_scale(ctx, 1.0 / (w + 1), sum, square, gain)});
+      for (const Value& v : ctx.info(id).values) {
+        double w = number_of(v);
+        levels.push_back({v, 1.0 / (w + 1), read_scale(ctx, 1.0 / (w + 1), sum, square, gain)});
+      }
     } else {
       numeric_read = ctx.numeric_view(id);
       for (const Value& v : ctx.info(id).values) levels.push_back({v, number_of(v), 1.0});
@@ -218,21 +221,17 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
     gate = slope * 2.0 * extent + 2.0 * kStepMargin / smallest_scale;
   }
 
-  std::vector<size_t> digit(m, 0);
   std::vector<Value> assignment(inputs.size());
-  for (;;) {
+  for (const JointCombination& combination : combinations) {
+    const std::vector<size_t>& digit = combination.digits;
     Functional matched;  // sum of the combination's one-hot reads
-    for (size_t a = 0; a < m; ++a) {
-      assignment[categorical[a]] = views[a].values[digit[a]];
-      for (const auto& entry : views[a].read[digit[a]]) matched.push_back(entry);
-    }
-    std::vector<NodeId> labelled_inputs;
     std::vector<Value> labelled_values;
     for (size_t a = 0; a < m; ++a) {
-      labelled_inputs.push_back(inputs[categorical[a]]);
+      assignment[categorical[a]] = views[a].values[digit[a]];
       labelled_values.push_back(views[a].values[digit[a]]);
+      for (const auto& entry : views[a].read[digit[a]]) matched.push_back(entry);
     }
-    std::string label = combination_label(ctx, labelled_inputs, labelled_values);
+    std::string label = combination_label(ctx, categorical_inputs, labelled_values);
 
     auto gate_unit = [&](const Target& out) {
       if (out.empty()) return;
@@ -254,36 +253,52 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
       if (target(assignment, out)) gate_unit(out);
     } else {
       size_t ni = numeric[0];
-      std::vector<Target> outs(levels.size());
-      std::vector<uint8_t> defined(levels.size(), 0);
-      for (size_t j = 0; j < levels.size(); ++j) {
-        assignment[ni] = levels[j].value;
+      // Only the numeric values that can occur beside this combination get steps: the levels
+      // the numeric input holds at the combination's positions.
+      std::vector<Level> here = levels;
+      const SopInfo& numeric_info = ctx.info(inputs[ni]);
+      if (!combination.positions.empty() && !numeric_info.by_position.empty()) {
+        std::vector<Value> possible;
+        for (int p : combination.positions) {
+          const std::vector<Value>& at = numeric_info.by_position[size_t(p)];
+          possible.insert(possible.end(), at.begin(), at.end());
+        }
+        std::sort(possible.begin(), possible.end(), ValueLess{});
+        here.clear();
+        for (const Level& l : levels)
+          if (std::binary_search(possible.begin(), possible.end(), l.value, ValueLess{})) here.push_back(l);
+        if (here.empty()) continue;
+      }
+      std::vector<Target> outs(here.size());
+      std::vector<uint8_t> defined(here.size(), 0);
+      for (size_t j = 0; j < here.size(); ++j) {
+        assignment[ni] = here[j].value;
         defined[j] = target(assignment, outs[j]);
       }
       // Where the map is undefined, keep the neighbouring value (that input cannot occur).
       int last = -1;
-      for (size_t j = 0; j < levels.size(); ++j)
+      for (size_t j = 0; j < here.size(); ++j)
         if (defined[j]) last = int(j);
         else if (last >= 0) outs[j] = outs[size_t(last)];
       int first_defined = -1;
-      for (size_t j = 0; j < levels.size(); ++j)
+      for (size_t j = 0; j < here.size(); ++j)
         if (defined[j]) { first_defined = int(j); break; }
-      if (first_defined < 0) goto next;
+      if (first_defined < 0) continue;
       for (int j = first_defined - 1; j >= 0; --j) outs[size_t(j)] = outs[size_t(first_defined)];
       gate_unit(outs[0]);
-      for (size_t j = 1; j < levels.size(); ++j) {
+      for (size_t j = 1; j < here.size(); ++j) {
         Target delta = outs[j];
         add_into(delta, outs[j - 1], -1.0);
         for (auto it = delta.begin(); it != delta.end();)
           it = std::fabs(it->second) < 1e-15 ? delta.erase(it) : std::next(it);
         if (delta.empty()) continue;
-        double threshold = 0.5 * (levels[j - 1].read + levels[j].read);
+        double threshold = 0.5 * (here[j - 1].read + here[j].read);
         Functional in;
         for (const auto& [dim, w] : numeric_read) in.push_back({dim, w * slope});
         in.push_back({ctx.allocation.one, -slope * threshold - gate * double(m)});
         for (const auto& [dim, w] : matched) in.push_back({dim, w * gate});
         std::string step = label + (label.empty() ? "" : ",") + ctx.program.label(inputs[ni]) + ">" +
-                           to_display(levels[j - 1].value);
+                           to_display(here[j - 1].value);
         Target minus;
         add_into(minus, delta, -1.0);
         builder.unit(in, 0.5, delta, step + "+");
@@ -291,13 +306,6 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
         builder.min_margin = std::min(builder.min_margin, kStepMargin - 0.5);
       }
     }
-  next:
-    size_t a = 0;
-    for (; a < m; ++a) {
-      if (++digit[a] < views[a].values.size()) break;
-      digit[a] = 0;
-    }
-    if (a == m) break;
   }
 }
 

@@ -84,8 +84,12 @@ class Scheduler {
   void mark_materialised() {
     NodeId out = program_.output;
     if (program_.node(out).kind == NodeKind::Elementwise) s_.materialised[out] = 1;
-    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id)
-      if (inference_.cut[size_t(id)] && inference_.info[size_t(id)].needed) s_.materialised[id] = 1;
+    // Tuples (pair_selectors.cpp) exist to be read by heads as one-hots: always an MLP of their own.
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
+      const Node& node = program_.node(id);
+      bool tuple = node.kind == NodeKind::Elementwise && node.op == ElementOp::Tuple;
+      if ((inference_.cut[size_t(id)] || tuple) && inference_.info[size_t(id)].needed) s_.materialised[id] = 1;
+    }
     if (program_.node(out).kind == NodeKind::SelectorWidth) onehot_needed_[out] = 1;
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       if (!inference_.info[size_t(id)].needed) continue;

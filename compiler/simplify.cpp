@@ -105,7 +105,9 @@ std::vector<NodeId> support_of(const Program& program, NodeId id, const std::vec
     if (visited[size_t(n)]) continue;
     visited[size_t(n)] = 1;
     const Node& node = program.node(n);
-    bool boundary = n != id && cut && size_t(n) < cut->size() && (*cut)[size_t(n)];
+    // A tuple (pair_selectors.cpp) is its own MLP: the heads that read it read its one-hot.
+    bool boundary = n != id && ((cut && size_t(n) < cut->size() && (*cut)[size_t(n)]) ||
+                                (node.kind == NodeKind::Elementwise && node.op == ElementOp::Tuple));
     if (node.kind == NodeKind::Elementwise && !boundary) {
       for (NodeId in : node.inputs) stack.push_back(in);
     } else if (node.kind != NodeKind::Constant) {
@@ -124,8 +126,12 @@ bool evaluate_into(const Program& program, NodeId id, std::unordered_map<NodeId,
   const Node& node = program.node(id);
   if (node.kind == NodeKind::Constant) return out = node.constant, true;
   if (node.kind != NodeKind::Elementwise) return false;
-  Value args[3];
-  for (size_t i = 0; i < node.inputs.size() && i < 3; ++i)
+  // Lookup tables are enumerated through here by the million: no allocation below four inputs
+  // (only the compiler's tuples have more).
+  Value small[3];
+  std::vector<Value> large(node.inputs.size() > 3 ? node.inputs.size() : 0);
+  Value* args = large.empty() ? small : large.data();
+  for (size_t i = 0; i < node.inputs.size(); ++i)
     if (!evaluate_into(program, node.inputs[i], known, args[i])) return false;
   try {
     out = apply_elementwise(node, args);

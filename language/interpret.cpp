@@ -235,14 +235,15 @@ void Interpreter::evaluate(NodeId id, const std::vector<Value>& input, int n) {
 void Interpreter::evaluate_elementwise(const Node& node, std::vector<Value>& out, int n) {
   out.resize(size_t(n));
   const size_t arity = node.inputs.size();
-  const std::vector<Value>* columns[3] = {nullptr, nullptr, nullptr};
-  for (size_t i = 0; i < arity && i < 3; ++i) columns[i] = &sop_[size_t(node.inputs[i])];
-  Value args[3];
+  // Three inputs at most in the language; the compiler's tuples (ElementOp::Tuple) may have more.
+  std::vector<const std::vector<Value>*> columns(arity);
+  for (size_t i = 0; i < arity; ++i) columns[i] = &sop_[size_t(node.inputs[i])];
+  std::vector<Value> args(std::max<size_t>(arity, 1));
   int q = 0;
   try {
     for (; q < n; ++q) {
       for (size_t i = 0; i < arity; ++i) args[i] = (*columns[i])[size_t(q)];
-      out[size_t(q)] = apply_elementwise(node, args);
+      out[size_t(q)] = apply_elementwise(node, args.data());
     }
   } catch (const UndefinedOnInput&) {
     throw;

@@ -180,6 +180,29 @@ Value arithmetic(ElementOp op, const Value& a, const Value& b, const Span& where
   return Value();
 }
 
+// A tuple is a string, not a new kind of Value: it only ever needs equality (it is a categorical
+// s-op's value and a lookup table's key), which strings have; it prints readably in residual
+// labels, and the 24-byte Value stays as it is. Strings are quoted with `"` and `\` escaped and
+// other values printed bare, so different combinations never give the same string. Nothing parses
+// it back: the compiler keeps each tuple value's parts (pair_selectors.cpp).
+Value tuple_of(const Value* in, size_t arity) {
+  std::string text = "(";
+  for (size_t i = 0; i < arity; ++i) {
+    if (i) text += ", ";
+    if (!in[i].is_string()) {
+      text += to_display(in[i]);
+      continue;
+    }
+    text += '"';
+    for (char c : in[i].string()) {
+      if (c == '"' || c == '\\') text += '\\';
+      text += c;
+    }
+    text += '"';
+  }
+  return Value::of_string(text + ")");
+}
+
 }  // namespace
 
 Value apply_elementwise(const Node& node, const Value* in) {
@@ -224,6 +247,7 @@ Value apply_elementwise(const Node& node, const Value* in) {
         if (node.table_keys[i] == in[0]) return node.table_values[i];
       fail_at(where, "the table has no entry for " + to_source(in[0]));
     case ElementOp::IfElse: return truthy(in[1]) ? in[0] : in[2];
+    case ElementOp::Tuple: return tuple_of(in, node.inputs.size());
   }
   return Value();
 }

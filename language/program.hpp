@@ -49,6 +49,10 @@ enum class ElementOp : uint8_t {
   LookupTable,
   // `a if c else b` (3 inputs: {a, c, b}, in source order)
   IfElse,
+  // (any number of inputs) the combination of the inputs' values as one string, `("a", 3)`. Not
+  // in the language: the compiler makes it (compiler/pair_selectors.cpp) so that one attention
+  // head can score a selector over the combinations of several s-ops.
+  Tuple,
 };
 
 enum class Encoding : uint8_t { Unspecified, Categorical, Numerical };

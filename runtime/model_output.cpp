@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <utility>
 
 #include "support/diagnostics.hpp"
 
@@ -22,6 +23,54 @@ std::vector<int> input_vocabulary(const Model& model) {
   for (int v = 0; v < model.config.vocab_size; ++v)
     if (v != model.bos_id) ids.push_back(v);
   return ids;
+}
+
+// The same test the verification applies (compiler/verify.cpp): what it proves is what this reads.
+bool within_tolerance(double got, double exact) {
+  return std::fabs(got - exact) <= kNumericalOutputTolerance * std::max(1.0, std::fabs(exact));
+}
+
+// A number written as the interpreter displays it: 3, -1.5, 1/3, True, False.
+bool parse_number(const std::string& text, double& value) {
+  if (text == "True" || text == "False") return value = text == "True" ? 1.0 : 0.0, true;
+  char* end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str()) return false;
+  if (*end == '/') {
+    const char* denominator = end + 1;
+    double d = std::strtod(denominator, &end);
+    if (end == denominator || d == 0) return false;
+    value /= d;
+  }
+  return *end == '\0';
+}
+
+// metadata["output"]["values"] by number; empty when the model has no list (files written before
+// the compiler stored one, or value sets it could not snap to unambiguously).
+std::vector<std::pair<double, std::string>> output_values(const nlohmann::json& output) {
+  std::vector<std::pair<double, std::string>> values;
+  if (!output.contains("values")) return values;
+  if (!output["values"].is_array())
+    fail_at(Span{}, "the model's output metadata has values " + output["values"].dump() + ", not a list");
+  for (const nlohmann::json& v : output["values"]) {
+    double number = 0;
+    if (!v.is_string() || !parse_number(v.get<std::string>(), number))
+      fail_at(Span{}, "the model's output metadata lists value " + v.dump() + ", which is not a number");
+    values.emplace_back(number, v.get<std::string>());
+  }
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+// The listed value nearest to `reading` when the reading is within the tolerance of it, else null.
+const std::string* snapped(const std::vector<std::pair<double, std::string>>& values, double reading) {
+  auto above = std::lower_bound(values.begin(), values.end(), reading,
+                                [](const auto& v, double r) { return v.first < r; });
+  const std::pair<double, std::string>* nearest = above == values.end() ? nullptr : &*above;
+  if (above != values.begin() && (!nearest || reading - (above - 1)->first < nearest->first - reading))
+    nearest = &*(above - 1);
+  if (!nearest || !within_tolerance(reading, nearest->first)) return nullptr;
+  return &nearest->second;
 }
 
 std::string describe_vocabulary(const Model& model, const std::vector<int>& ids) {
@@ -126,12 +175,17 @@ PositionOutputs read_outputs(const Model& model, const ForwardResult& result, in
                           ", outside 0.." + std::to_string(model.config.n_embd - 1));
     if (result.residual.empty())
       fail_at(Span{}, "reading a numerical output needs the residual stream (output_forward_options)");
+    const std::vector<std::pair<double, std::string>> values = output_values(output);
     const int last_stage = 2 * model.config.n_layer;
     for (int t = first; t < length; ++t) {
       float value = result.residual_at(b, last_stage, t)[dim];
-      char text[32];
-      std::snprintf(text, sizeof text, "%.6g", value == 0.0f ? 0.0f : value);  // no "-0"
-      out.values.push_back(text);
+      if (const std::string* exact = values.empty() ? nullptr : snapped(values, value)) {
+        out.values.push_back(*exact);
+      } else {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.6g", value == 0.0f ? 0.0f : value);  // no "-0"
+        out.values.push_back(text);
+      }
       out.margins.push_back(std::numeric_limits<float>::quiet_NaN());
     }
     return out;
@@ -175,21 +229,9 @@ bool output_matches(const Model& model, const std::string& produced, const std::
   const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
   const bool numerical = output.is_object() && output.value("encoding", "") == "numerical";
   if (!numerical) return produced == expected;
-  auto number = [](const std::string& text, double& value) {
-    char* end = nullptr;
-    value = std::strtod(text.c_str(), &end);
-    if (end == text.c_str()) return false;
-    if (*end == '/') {
-      const char* denominator = end + 1;
-      double d = std::strtod(denominator, &end);
-      if (end == denominator || d == 0) return false;
-      value /= d;
-    }
-    return *end == '\0';
-  };
   double got = 0, want = 0;
-  if (!number(produced, got) || !number(expected, want)) return produced == expected;
-  return std::fabs(got - want) <= kNumericalOutputTolerance * std::max(1.0, std::fabs(want));
+  if (!parse_number(produced, got) || !parse_number(expected, want)) return produced == expected;
+  return within_tolerance(got, want);
 }
 
 std::string format_outputs(const std::vector<std::string>& values) {

@@ -6,6 +6,17 @@
 //                                         when present, else over every non-BOS token
 //   {"encoding": "numerical", "dim": k}   the final residual stream (the last stage, before ln_f)
 //                                         at dimension k, printed with up to 6 significant digits
+//     "values": ["0", "1/3", "1/2", ...]  (optional) the exact values the output can take, as the
+//                                         interpreter displays them. A reading within
+//                                         kNumericalOutputTolerance of the nearest one prints as
+//                                         that value (1/3, not 0.333336); a reading farther from
+//                                         every value (an input the compiler did not verify, a
+//                                         model edited since) prints as the raw number, so a wrong
+//                                         answer never looks exact. The compiler stores the list
+//                                         only when its values are far enough apart that the
+//                                         nearest one is the only one within tolerance, so every
+//                                         reading the verification accepted prints exactly; files
+//                                         without it print raw numbers.
 //   absent                                argmax over the whole vocabulary
 // When the model has a BOS token its input is [BOS] + tokens and position 0's output is dropped.
 #pragma once
@@ -51,7 +62,8 @@ constexpr double kNumericalOutputTolerance = 1e-3;
 
 // Whether an output read off the model (read_outputs) is the expected value, given as the
 // interpreter displays it: the same text for categorical outputs; for numerical outputs the same
-// number within kNumericalOutputTolerance, the expected one written as 3, -1.5 or 1/3.
+// number within kNumericalOutputTolerance, either written as 3, -1.5, 1/3 or True/False (1 and 0),
+// so a raw reading (0.333336) and a snapped one (1/3) both match 1/3.
 bool output_matches(const Model& model, const std::string& produced, const std::string& expected);
 
 // "[1,1,2,2,1]": the values joined by commas, as `raspc eval` prints a sequence.

@@ -1,6 +1,9 @@
 // `raspc compile` and `raspc demo` as a user runs them: stdout, stderr, exit codes, files.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
+#include "runtime/safetensors.hpp"
 #include "tests/cli/run_raspc.hpp"
 
 namespace {
@@ -19,6 +22,23 @@ Result raspc_cli(const std::string& args) {
 }
 
 void write(const std::string& name, const std::string& text) { std::ofstream(scratch() / name) << text; }
+
+// A program file's `# expect: INPUT -> OUT OUT ...` lines (`# expect-causal:` with `causal`), as
+// pairs of the input and the output `raspc run` prints for it: [OUT,OUT,...].
+std::vector<std::pair<std::string, std::string>> expect_lines(const std::string& program, bool causal) {
+  std::istringstream text(slurp(std::string(RASPC_SOURCE_DIR) + "/programs/" + program + ".rasp"));
+  const std::string tag = causal ? "# expect-causal: " : "# expect: ";
+  std::vector<std::pair<std::string, std::string>> cases;
+  for (std::string line; std::getline(text, line);) {
+    if (line.rfind(tag, 0) != 0) continue;
+    size_t arrow = line.find(" -> ");
+    std::istringstream outputs(line.substr(arrow + 4));
+    std::string printed = "[";
+    for (std::string value; outputs >> value;) printed += (printed.size() > 1 ? "," : "") + value;
+    cases.emplace_back(line.substr(tag.size(), arrow - tag.size()), printed + "]");
+  }
+  return cases;
+}
 
 }  // namespace
 
@@ -100,4 +120,53 @@ TEST_CASE("demo cli: aab, the hand-set model beside the compiled one") {
   CHECK(r.out.find("score on \"aab\" * 10 (indices 2..28): 27/27", first + 1) != std::string::npos);
   CHECK(r.out.find("  aab -> aabaabaabaab\n") != std::string::npos);
   CHECK(r.out.find("FLOPs per token at 5 positions: hand-set 783, compiled ") != std::string::npos);
+}
+
+TEST_CASE("compile cli: a numerical output prints as the exact value the verification proved") {
+  for (const char* program : {"frac_prevs", "pair_balance"}) {
+    for (bool causal : {false, true}) {
+      const std::string model = std::string(program) + (causal ? "_causal" : "") + ".safetensors";
+      Result r = raspc_cli(std::string("compile programs/") + program + ".rasp --max-len 6" +
+                           (causal ? " --causal" : "") + " -o " + model);
+      INFO(program << (causal ? " causal: " : ": ") << r.err);
+      REQUIRE(r.code == 0);
+      CHECK(r.out.find("0 mismatches, worst numerical error") != std::string::npos);
+      auto cases = expect_lines(program, causal);
+      CHECK(cases.size() >= 3);
+      for (const auto& [input, printed] : cases) {
+        Result run = raspc_cli("run " + model + " --input '" + input + "'");
+        INFO("input " << input << ": " << run.err);
+        CHECK(run.code == 0);
+        CHECK(run.out == printed + "\n");  // 1/3, not 0.333336
+      }
+    }
+  }
+  raspc::Model model = raspc::load_model((scratch() / "pair_balance.safetensors").string());
+  const nlohmann::json& values = model.metadata["output"]["values"];
+  REQUIRE(values.is_array());
+  CHECK(values.front() == "-1");
+  CHECK(values.back() == "1");
+  CHECK(std::find(values.begin(), values.end(), "-1/3") != values.end());
+}
+
+TEST_CASE("compile cli: values too close to tell apart within the tolerance are not listed") {
+  // Means over up to n positions take every k/m with m <= n; the closest are 1/(n-1) and 1/n,
+  // 1/(n(n-1)) apart, which must exceed twice the tolerance (2e-3): n = 22 passes, n = 23 does not.
+  for (int n : {22, 23}) {
+    const std::string model = "frac_" + std::to_string(n) + ".safetensors";
+    Result r = raspc_cli("compile programs/frac_prevs.rasp --max-len " + std::to_string(n) + " --verify-len 3 -o " + model);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    raspc::Model loaded = raspc::load_model((scratch() / model).string());
+    CHECK(loaded.metadata["output"].contains("values") == (n == 22));
+    // Without the list the same model prints what it reads, as files written before it did.
+    Result run = raspc_cli("run " + model + " --input xaa");
+    CHECK(run.code == 0);
+    if (n == 22) {
+      CHECK(run.out == "[1,1/2,1/3]\n");
+    } else {
+      CHECK(run.out.find('/') == std::string::npos);
+      CHECK(run.out.find(",0.333") != std::string::npos);
+    }
+  }
 }

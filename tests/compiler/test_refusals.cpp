@@ -40,14 +40,13 @@ const Refusal kRefusals[] = {
      "97,98,99]"},
     {"categorical(aggregate(full_s, indicator(tokens == \"a\")) + aggregate(full_s, indicator(tokens == \"b\")));",
      "1:13", "this map combines numerical s-ops"},
+    // A selector over the combinations of several s-ops (pair_selectors.cpp) needs a dimension for each.
     {"selector_width(select(tokens, tokens, ==) or select(indices, indices, <));", "1:16",
-     "combines comparisons of different s-ops"},
-    {"aggregate(select(tokens, tokens, ==) or select(indices, indices, <), tokens);", "1:11",
-     "combines comparisons of different s-ops"},
-    {"selector_width(not (select(tokens, tokens, ==) and select(indices, indices, <)));", "1:16",
-     "combines comparisons of different s-ops"},
-    {"s = select(tokens, tokens, <) or select(indices, indices, ==);\nselector_width(s);", "1:5",
-     "combines comparisons of different s-ops"},
+     "combinations, which can take 2600 values, more than the 2048", 100, "abcdefghijklmnopqrstuvwxyz"},
+    {"s = select(indices, indices, <) or select(indices, length - 1, ==);\nselector_width(s);", "1:5",
+     "comparisons of indices and length on the query side", 100, "ab"},
+    {"selector_width(not (select(tokens, tokens, ==) and select(indices, indices, ==) and select(length, length, ==)));",
+     "1:16", "comparisons of tokens, indices and length on the key side", 100, "ab"},
     {"tokens + 1;", "1:1", "undefined on every input"},
     {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
      "numerical(a * b);",
@@ -60,7 +59,13 @@ const Refusal kRefusals[] = {
     {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
      "selector_width(select(tokens, tokens, ==) and select(a + b, a + b, ==));",
      "3:54", "a selector cannot compare a numerical s-op"},
-    {"x = tokens + indices * 100 + length * 10000;\nx;", "1:5", "cannot be enumerated", 40,
+    // Enumerable position by position (tokens x length at one index), but 41,000 values in all.
+    {"x = tokens + indices * 100 + length * 10000;\nx;", "1:5", "this categorical s-op can take 41000 values", 40,
+     "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,"
+     "41,42,43,44,45,46,47,48,49]"},
+    // 50 tokens x 51 first tokens x 40 lengths at position 0: more combinations than a table holds.
+    {"x = tokens + aggregate(select(indices, 0, ==), tokens) + length * 1000;\nx;", "1:5",
+     "cannot be enumerated", 40,
      "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,"
      "41,42,43,44,45,46,47,48,49]"},
 };

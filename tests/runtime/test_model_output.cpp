@@ -125,3 +125,46 @@ TEST_CASE("a numerical output matches its exact value within the stated toleranc
   CHECK(output_matches(categorical, "2", "2"));
   CHECK_FALSE(output_matches(categorical, "2.0005", "2"));
 }
+
+TEST_CASE("a numerical output with listed values prints the value a reading is within tolerance of") {
+  Model model = embedding_only_model();
+  CpuBackend backend(model);
+  const std::vector<int> tokens = parse_model_input(model, "oh");  // readings 42.5 and 13, as above
+  // 13 is 0.01 from 12.99, inside its tolerance of 0.01299: the exact value is printed.
+  model.metadata["output"] = {{"encoding", "numerical"}, {"dim", 2}, {"values", {"85/2", "1299/100", "-1/3"}}};
+  CHECK(run_positions(backend, model, tokens).values == std::vector<std::string>{"85/2", "1299/100"});
+  // 42.5 is 0.1 from 42.6, outside its tolerance of 0.0426: a reading the compiler did not prove
+  // prints as the raw number, never as the nearest value.
+  model.metadata["output"]["values"] = {"13", "213/5"};
+  CHECK(run_positions(backend, model, tokens).values == std::vector<std::string>{"42.5", "13"});
+  model.metadata["output"]["values"] = {"0", "1"};
+  CHECK(run_positions(backend, model, tokens).values == std::vector<std::string>{"42.5", "13"});
+  // Readings below the least value and above the greatest are compared with it.
+  model.metadata["output"]["values"] = {"85/2"};
+  CHECK(run_positions(backend, model, tokens).values == std::vector<std::string>{"85/2", "13"});
+  model.metadata["output"]["values"] = {"13"};
+  CHECK(run_positions(backend, model, tokens).values == std::vector<std::string>{"42.5", "13"});
+  // An empty list and files written before the list existed read raw numbers.
+  model.metadata["output"]["values"] = nlohmann::json::array();
+  CHECK(run_positions(backend, model, tokens).values == std::vector<std::string>{"42.5", "13"});
+  model.metadata["output"].erase("values");
+  CHECK(run_positions(backend, model, tokens).values == std::vector<std::string>{"42.5", "13"});
+  model.metadata["output"]["values"] = {"13", "x"};
+  CHECK_THROWS_WITH(run_positions(backend, model, tokens),
+                    "error: the model's output metadata lists value \"x\", which is not a number\n");
+  model.metadata["output"]["values"] = "13";
+  CHECK_THROWS_WITH(run_positions(backend, model, tokens),
+                    "error: the model's output metadata has values \"13\", not a list\n");
+}
+
+TEST_CASE("output_matches takes a snapped numerical output as well as a raw one") {
+  Model numerical;
+  numerical.metadata["output"] = {{"encoding", "numerical"}, {"dim", 0}, {"values", {"0", "1/3", "1"}}};
+  CHECK(output_matches(numerical, "1/3", "1/3"));
+  CHECK(output_matches(numerical, "0.333336", "1/3"));
+  CHECK(output_matches(numerical, "-1/2", "-0.5"));
+  CHECK(output_matches(numerical, "1", "True"));
+  CHECK(output_matches(numerical, "False", "0"));
+  CHECK_FALSE(output_matches(numerical, "1/3", "1/2"));
+  CHECK_FALSE(output_matches(numerical, "1/0", "1/3"));
+}
