@@ -11,6 +11,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 
 #include "compiler/ir.hpp"
 
@@ -358,6 +359,19 @@ class Inferrer {
   // A fused lookup over at most this many input combinations is not worth splitting.
   static constexpr size_t kSmallTable = 256;
 
+  // Whether every s-op reading `n` is a layer deeper, so that computing `n` in its own block's
+  // MLP delays none of them. (A map of tokens and indices alone is read by first-block heads,
+  // which fold it into their weights; it is never worth an MLP.)
+  bool read_only_later(NodeId n) {
+    for (NodeId id = n + 1; id < NodeId(program_.nodes.size()); ++id) {
+      const Node& node = program_.node(id);
+      if (!info(id).needed || node.is_selector()) continue;
+      if (std::find(node.inputs.begin(), node.inputs.end(), n) != node.inputs.end() && depth(id) <= depth(n))
+        return false;
+    }
+    return true;
+  }
+
   // A fused map with too many input combinations: the categorical maps inside it that are ready
   // an attention layer earlier become lookups of their own (an earlier block's MLP computes them,
   // so no block is added) and are read as one-hots. Whether anything was cut.
@@ -373,7 +387,8 @@ class Inferrer {
       const Node& node = program_.node(n);
       if (node.kind != NodeKind::Elementwise) continue;
       const SopInfo& in = info(n);
-      if (depth(n) < depth(id) && in.encoding == Encoding::Categorical && in.values_known) {
+      if (depth(n) >= 1 && depth(n) < depth(id) && in.encoding == Encoding::Categorical && in.values_known &&
+          read_only_later(n)) {
         result_.cut[size_t(n)] = 1;
         any = true;
         continue;
@@ -609,7 +624,24 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
       for (size_t d = 0; d < info(i).values.size(); ++d) choices[i].push_back(d);
     return enumerate([&](const std::vector<size_t>& digits) { out.push_back({digits, {}}); });
   }
-  std::map<std::vector<size_t>, size_t> index;
+  // Combinations seen at earlier positions, by their mixed-radix number (the product of the value
+  // set sizes fits in 64 bits for any table within the limits; the ordered map is the fallback).
+  unsigned __int128 radix_product = 1;
+  for (size_t i = 0; i < support.size() && radix_product <= UINT64_MAX; ++i)
+    radix_product *= std::max<size_t>(1, info(i).values.size());
+  const bool numbered = radix_product <= UINT64_MAX;
+  std::unordered_map<uint64_t, size_t> by_number;
+  std::map<std::vector<size_t>, size_t> by_digits;
+  auto slot = [&](const std::vector<size_t>& digits) -> std::pair<size_t, bool> {
+    if (!numbered) {
+      auto [it, fresh] = by_digits.emplace(digits, out.size());
+      return {it->second, fresh};
+    }
+    uint64_t number = 0;
+    for (size_t i = support.size(); i-- > 0;) number = number * std::max<size_t>(1, info(i).values.size()) + digits[i];
+    auto [it, fresh] = by_number.emplace(number, out.size());
+    return {it->second, fresh};
+  };
   for (int p = 0; p < max_len; ++p) {
     for (size_t i = 0; i < support.size(); ++i) {
       const std::vector<Value>& all = info(i).values;
@@ -618,9 +650,9 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
         choices[i].push_back(size_t(std::lower_bound(all.begin(), all.end(), v, ValueLess{}) - all.begin()));
     }
     bool within = enumerate([&](const std::vector<size_t>& digits) {
-      auto [it, fresh] = index.emplace(digits, out.size());
+      auto [at, fresh] = slot(digits);
       if (fresh) out.push_back({digits, {}});
-      out[it->second].positions.push_back(p);
+      out[at].positions.push_back(p);
     });
     if (!within || out.size() > limit) return false;
   }

@@ -15,6 +15,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <set>
+#include <sstream>
 
 #include "compiler/lower_internal.hpp"
 
@@ -23,6 +26,8 @@ namespace {
 
 constexpr double kGate = 20.0;        // a gate's pre-activation when its combination holds
 constexpr double kStepMargin = 10.5;  // |k (u - t)| at the nearest value, at least
+// A lookup over at most this many combinations is left as it is (one unit each).
+constexpr size_t kSmallLookup = 8;
 
 using Target = std::map<int, double>;  // residual dimension -> value written
 
@@ -102,6 +107,184 @@ double read_scale(const LowerContext& ctx, double s, double sum, double square, 
   double c = ctx.width, mean = (sum + s) / c;
   double sigma = std::sqrt((square + s * s) / c - mean * mean + 1e-5);
   return gain / sigma;
+}
+
+// What a lookup writes when its numeric read is at one level.
+struct StepLevel {
+  double read = 0;   // the level as the MLP reads it
+  std::string name;  // for unit labels
+  Target out;
+  bool defined = true;  // false where the map is undefined (that input cannot occur)
+};
+
+// One combination of the gating inputs (`matched`: their m one-hot reads summed, `label`) and, along
+// `numeric_read`, the value written at each level (sorted by read): the first level's through a
+// gate unit, every change through a step pair at the midpoint. With m = 0 the gate is a bias.
+void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functional& matched, size_t m,
+                      const std::string& label, const Functional& numeric_read, const std::string& numeric_name,
+                      std::vector<StepLevel> levels, double slope, double gate) {
+  int first_defined = -1;
+  for (size_t j = 0; j < levels.size(); ++j)
+    if (levels[j].defined) {
+      if (first_defined < 0) first_defined = int(j);
+    } else if (first_defined >= 0) {
+      levels[j].out = levels[j - 1].out;  // keep the neighbouring value
+    }
+  if (first_defined < 0) return;
+  for (int j = first_defined - 1; j >= 0; --j) levels[size_t(j)].out = levels[size_t(first_defined)].out;
+
+  const Target& base = levels[0].out;
+  if (!base.empty()) {
+    if (m == 0) {
+      add_into(builder.proj_bias, base, 1.0);
+    } else {
+      Functional in;
+      for (const auto& [dim, w] : matched) in.push_back({dim, w * kGate});
+      in.push_back({ctx.allocation.one, -kGate * double(m - 1)});
+      Target scaled;
+      add_into(scaled, base, 1.0 / kGate);
+      builder.unit(std::move(in), 0.0, std::move(scaled), label);
+      builder.min_margin = std::min(builder.min_margin, kGate);
+    }
+  }
+  for (size_t j = 1; j < levels.size(); ++j) {
+    Target delta = levels[j].out;
+    add_into(delta, levels[j - 1].out, -1.0);
+    for (auto it = delta.begin(); it != delta.end();)
+      it = std::fabs(it->second) < 1e-15 ? delta.erase(it) : std::next(it);
+    if (delta.empty()) continue;
+    double threshold = 0.5 * (levels[j - 1].read + levels[j].read);
+    Functional in;
+    for (const auto& [dim, w] : numeric_read) in.push_back({dim, w * slope});
+    in.push_back({ctx.allocation.one, -slope * threshold - gate * double(m)});
+    for (const auto& [dim, w] : matched) in.push_back({dim, w * gate});
+    std::string step = label + (label.empty() ? "" : ",") + numeric_name + ">" + levels[j - 1].name;
+    Target minus;
+    add_into(minus, delta, -1.0);
+    builder.unit(in, 0.5, delta, step + "+");
+    builder.unit(in, -0.5, minus, step + "-");
+    builder.min_margin = std::min(builder.min_margin, kStepMargin - 0.5);
+  }
+}
+
+// A lookup over categorical inputs some of which, numbers all, enter only through a signed sum
+// (`indices + length - p`, `w1 + w2`, `indices > p`): the sum is read linearly, so the other inputs'
+// combinations gate steps along it, instead of a unit per combination of them all. False (nothing
+// emitted) when no sum of two or three inputs makes fewer units.
+bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const std::vector<NodeId>& inputs,
+                       const std::vector<CategoricalView>& views, const std::vector<JointCombination>& combinations,
+                       Builder& builder) {
+  const size_t n = inputs.size();
+  if (n < 2 || combinations.size() <= kSmallLookup) return false;
+  std::vector<size_t> numbers;  // inputs whose values are all numbers
+  for (size_t i = 0; i < n && numbers.size() < 6; ++i) {
+    bool all = true;
+    for (const Value& v : views[i].values) all = all && (v.is_number() || v.is_bool());
+    if (all) numbers.push_back(i);
+  }
+  if (numbers.size() < 2) return false;
+
+  // Every combination's output, once.
+  std::vector<Target> outs(combinations.size());
+  std::vector<uint8_t> defined(combinations.size());
+  std::vector<Value> assignment(n);
+  for (size_t c = 0; c < combinations.size(); ++c) {
+    for (size_t i = 0; i < n; ++i) assignment[i] = views[i].values[combinations[c].digits[i]];
+    defined[c] = target(assignment, outs[c]);
+  }
+  auto same = [&](size_t a, size_t b) {
+    if (defined[a] != defined[b] || outs[a].size() != outs[b].size()) return false;
+    for (auto x = outs[a].begin(), y = outs[b].begin(); x != outs[a].end(); ++x, ++y)
+      if (x->first != y->first || std::fabs(x->second - y->second) > 1e-12) return false;
+    return true;
+  };
+
+  struct Sum {
+    std::vector<size_t> members;
+    std::vector<double> signs;
+    // by the other inputs' digits: sum -> a combination that has it
+    std::map<std::vector<size_t>, std::map<double, size_t>> levels;
+    size_t count = 0;  // (other inputs, sum) pairs
+    // A gate per combination of the other inputs and a step pair per further sum.
+    size_t units() const { return 2 * count - levels.size(); }
+  };
+  auto value_of = [&](size_t i, size_t digit) { return number_of(views[i].values[digit]); };
+  auto try_sum = [&](Sum& sum) {
+    for (size_t c = 0; c < combinations.size(); ++c) {
+      std::vector<size_t> rest;
+      double u = 0;
+      for (size_t i = 0, k = 0; i < n; ++i) {
+        if (k < sum.members.size() && sum.members[k] == i) u += sum.signs[k++] * value_of(i, combinations[c].digits[i]);
+        else rest.push_back(combinations[c].digits[i]);
+      }
+      auto [it, fresh] = sum.levels[rest].emplace(u, c);
+      if (!fresh && !same(it->second, c)) return false;
+      sum.count += fresh;
+    }
+    return true;
+  };
+  std::optional<Sum> best;
+  const size_t k = numbers.size();
+  for (size_t mask = 1; mask < (size_t(1) << k); ++mask) {
+    int bits = __builtin_popcountll(mask);
+    if (bits < 2 || bits > 3) continue;
+    for (size_t signs = 0; signs < (size_t(1) << (bits - 1)); ++signs) {
+      Sum sum;
+      int b = 0;
+      for (size_t j = 0; j < k; ++j)
+        if ((mask >> j) & 1) {
+          sum.members.push_back(numbers[j]);
+          sum.signs.push_back(b > 0 && ((signs >> (b - 1)) & 1) ? -1.0 : 1.0);
+          ++b;
+        }
+      if (try_sum(sum) && sum.units() < combinations.size() && (!best || sum.units() < best->units()))
+        best = std::move(sum);
+    }
+  }
+  if (!best) return false;
+
+  Functional read;
+  std::string name;
+  for (size_t j = 0; j < best->members.size(); ++j) {
+    size_t i = best->members[j];
+    for (const auto& [dim, w] : ctx.numeric_view(inputs[i])) read.push_back({dim, w * best->signs[j]});
+    name += (j == 0 ? "" : best->signs[j] > 0 ? "+" : "-") + ctx.program.label(inputs[i]);
+  }
+  // One slope for every gating combination: from the closest two sums and the largest.
+  std::set<double> all;
+  for (const auto& [rest, levels] : best->levels)
+    for (const auto& [u, c] : levels) all.insert(u);
+  double gap = 1e30, extent = 0, previous = 0;
+  bool first_sum = true;
+  for (double u : all) {
+    if (!first_sum) gap = std::min(gap, 0.5 * (u - previous));
+    previous = u, first_sum = false, extent = std::max(extent, std::fabs(u));
+  }
+  double slope = all.size() > 1 ? kStepMargin / gap : 1.0;
+  double gate = slope * 2.0 * extent + 2.0 * kStepMargin;
+
+  std::vector<NodeId> gating;
+  for (size_t i = 0, j = 0; i < n; ++i)
+    if (j < best->members.size() && best->members[j] == i) ++j;
+    else gating.push_back(inputs[i]);
+  for (const auto& [rest, levels] : best->levels) {
+    Functional matched;
+    std::vector<Value> shown;
+    for (size_t i = 0, j = 0, r = 0; i < n; ++i) {
+      if (j < best->members.size() && best->members[j] == i) { ++j; continue; }
+      shown.push_back(views[i].values[rest[r]]);
+      for (const auto& entry : views[i].read[rest[r++]]) matched.push_back(entry);
+    }
+    std::vector<StepLevel> steps;
+    for (const auto& [u, c] : levels) {
+      std::ostringstream text;
+      text << u;
+      steps.push_back({u, text.str(), outs[c], bool(defined[c])});
+    }
+    emit_gated_steps(ctx, builder, matched, gating.size(), combination_label(ctx, gating, shown), read, name,
+                     std::move(steps), slope, gate);
+  }
+  return true;
 }
 
 void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs, double sum, double square,
@@ -221,6 +404,8 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
     gate = slope * 2.0 * extent + 2.0 * kStepMargin / smallest_scale;
   }
 
+  if (numeric.empty() && lower_through_sum(ctx, target, inputs, views, combinations, builder)) return;
+
   std::vector<Value> assignment(inputs.size());
   for (const JointCombination& combination : combinations) {
     const std::vector<size_t>& digit = combination.digits;
@@ -232,80 +417,37 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
       for (const auto& entry : views[a].read[digit[a]]) matched.push_back(entry);
     }
     std::string label = combination_label(ctx, categorical_inputs, labelled_values);
-
-    auto gate_unit = [&](const Target& out) {
-      if (out.empty()) return;
-      if (m == 0) {
-        add_into(builder.proj_bias, out, 1.0);
-        return;
-      }
-      Functional in;
-      for (const auto& [dim, w] : matched) in.push_back({dim, w * kGate});
-      in.push_back({ctx.allocation.one, -kGate * double(m - 1)});
-      Target scaled;
-      add_into(scaled, out, 1.0 / kGate);
-      builder.unit(std::move(in), 0.0, std::move(scaled), label);
-      builder.min_margin = std::min(builder.min_margin, kGate);
-    };
-
+    std::vector<StepLevel> steps;
     if (levels.empty()) {
-      Target out;
-      if (target(assignment, out)) gate_unit(out);
-    } else {
-      size_t ni = numeric[0];
-      // Only the numeric values that can occur beside this combination get steps: the levels
-      // the numeric input holds at the combination's positions.
-      std::vector<Level> here = levels;
-      const SopInfo& numeric_info = ctx.info(inputs[ni]);
-      if (!combination.positions.empty() && !numeric_info.by_position.empty()) {
-        std::vector<Value> possible;
-        for (int p : combination.positions) {
-          const std::vector<Value>& at = numeric_info.by_position[size_t(p)];
-          possible.insert(possible.end(), at.begin(), at.end());
-        }
-        std::sort(possible.begin(), possible.end(), ValueLess{});
-        here.clear();
-        for (const Level& l : levels)
-          if (std::binary_search(possible.begin(), possible.end(), l.value, ValueLess{})) here.push_back(l);
-        if (here.empty()) continue;
-      }
-      std::vector<Target> outs(here.size());
-      std::vector<uint8_t> defined(here.size(), 0);
-      for (size_t j = 0; j < here.size(); ++j) {
-        assignment[ni] = here[j].value;
-        defined[j] = target(assignment, outs[j]);
-      }
-      // Where the map is undefined, keep the neighbouring value (that input cannot occur).
-      int last = -1;
-      for (size_t j = 0; j < here.size(); ++j)
-        if (defined[j]) last = int(j);
-        else if (last >= 0) outs[j] = outs[size_t(last)];
-      int first_defined = -1;
-      for (size_t j = 0; j < here.size(); ++j)
-        if (defined[j]) { first_defined = int(j); break; }
-      if (first_defined < 0) continue;
-      for (int j = first_defined - 1; j >= 0; --j) outs[size_t(j)] = outs[size_t(first_defined)];
-      gate_unit(outs[0]);
-      for (size_t j = 1; j < here.size(); ++j) {
-        Target delta = outs[j];
-        add_into(delta, outs[j - 1], -1.0);
-        for (auto it = delta.begin(); it != delta.end();)
-          it = std::fabs(it->second) < 1e-15 ? delta.erase(it) : std::next(it);
-        if (delta.empty()) continue;
-        double threshold = 0.5 * (here[j - 1].read + here[j].read);
-        Functional in;
-        for (const auto& [dim, w] : numeric_read) in.push_back({dim, w * slope});
-        in.push_back({ctx.allocation.one, -slope * threshold - gate * double(m)});
-        for (const auto& [dim, w] : matched) in.push_back({dim, w * gate});
-        std::string step = label + (label.empty() ? "" : ",") + ctx.program.label(inputs[ni]) + ">" +
-                           to_display(here[j - 1].value);
-        Target minus;
-        add_into(minus, delta, -1.0);
-        builder.unit(in, 0.5, delta, step + "+");
-        builder.unit(in, -0.5, minus, step + "-");
-        builder.min_margin = std::min(builder.min_margin, kStepMargin - 0.5);
-      }
+      steps.emplace_back();
+      steps[0].defined = target(assignment, steps[0].out);
+      emit_gated_steps(ctx, builder, matched, m, label, {}, "", std::move(steps), 0, 0);
+      continue;
     }
+    size_t ni = numeric[0];
+    // Only the numeric values that can occur beside this combination get steps: the levels the
+    // numeric input holds at the combination's positions.
+    const SopInfo& numeric_info = ctx.info(inputs[ni]);
+    std::vector<Value> possible;
+    bool narrowed = !combination.positions.empty() && !numeric_info.by_position.empty();
+    if (narrowed) {
+      for (int p : combination.positions) {
+        const std::vector<Value>& at = numeric_info.by_position[size_t(p)];
+        possible.insert(possible.end(), at.begin(), at.end());
+      }
+      std::sort(possible.begin(), possible.end(), ValueLess{});
+    }
+    for (const Level& l : levels) {
+      if (narrowed && !std::binary_search(possible.begin(), possible.end(), l.value, ValueLess{})) continue;
+      assignment[ni] = l.value;
+      StepLevel step;
+      step.read = l.read;
+      step.name = to_display(l.value);
+      step.defined = target(assignment, step.out);
+      steps.push_back(std::move(step));
+    }
+    emit_gated_steps(ctx, builder, matched, m, label, numeric_read, ctx.program.label(inputs[ni]), std::move(steps),
+                     slope, gate);
   }
 }
 

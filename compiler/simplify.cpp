@@ -120,25 +120,38 @@ std::vector<NodeId> support_of(const Program& program, NodeId id, const std::vec
 
 namespace {
 
-bool evaluate_into(const Program& program, NodeId id, std::unordered_map<NodeId, Value>& known, Value& out) {
-  auto it = known.find(id);
-  if (it != known.end()) return out = it->second, true;
+// The values known during one evaluation, by node: a slot counts when its stamp is the current
+// evaluation's. Lookup tables are enumerated through here by the million, so nothing is allocated
+// per evaluation once the slots exist.
+struct FusedMemo {
+  std::vector<Value> value;
+  std::vector<uint64_t> stamp;
+  uint64_t current = 0;
+
+  bool has(NodeId id) const { return stamp[size_t(id)] == current; }
+  void set(NodeId id, const Value& v) {
+    value[size_t(id)] = v;
+    stamp[size_t(id)] = current;
+  }
+};
+
+bool evaluate_into(const Program& program, NodeId id, FusedMemo& memo, Value& out) {
+  if (memo.has(id)) return out = memo.value[size_t(id)], true;
   const Node& node = program.node(id);
   if (node.kind == NodeKind::Constant) return out = node.constant, true;
   if (node.kind != NodeKind::Elementwise) return false;
-  // Lookup tables are enumerated through here by the million: no allocation below four inputs
-  // (only the compiler's tuples have more).
+  // No allocation below four inputs (only the compiler's tuples have more).
   Value small[3];
   std::vector<Value> large(node.inputs.size() > 3 ? node.inputs.size() : 0);
   Value* args = large.empty() ? small : large.data();
   for (size_t i = 0; i < node.inputs.size(); ++i)
-    if (!evaluate_into(program, node.inputs[i], known, args[i])) return false;
+    if (!evaluate_into(program, node.inputs[i], memo, args[i])) return false;
   try {
     out = apply_elementwise(node, args);
   } catch (const UserError&) {
     return false;
   }
-  known.emplace(id, out);
+  memo.set(id, out);
   return true;
 }
 
@@ -146,9 +159,14 @@ bool evaluate_into(const Program& program, NodeId id, std::unordered_map<NodeId,
 
 bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>& support,
                     const std::vector<Value>& support_values, Value& out) {
-  std::unordered_map<NodeId, Value> known;
-  for (size_t i = 0; i < support.size(); ++i) known.emplace(support[i], support_values[i]);
-  return evaluate_into(program, id, known, out);
+  thread_local FusedMemo memo;
+  if (memo.value.size() < program.nodes.size()) {
+    memo.value.resize(program.nodes.size());
+    memo.stamp.resize(program.nodes.size(), 0);
+  }
+  ++memo.current;
+  for (size_t i = 0; i < support.size(); ++i) memo.set(support[i], support_values[i]);
+  return evaluate_into(program, id, memo, out);
 }
 
 }  // namespace raspc::compiler
