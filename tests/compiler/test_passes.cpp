@@ -34,6 +34,76 @@ TEST_CASE("infer: exact value sets and encodings") {
   CHECK(inf.info[p.find("w")].needed == false);
 }
 
+namespace {
+
+std::vector<std::string> shown(const std::vector<Value>& values) {
+  std::vector<std::string> out;
+  for (const Value& v : values) out.push_back(to_display(v));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("infer: value sets by position") {
+  // A prefix mean at position i averages exactly i + 1 values, so times (indices + 1) it is a
+  // count: 0..i+1 at position i, and 0..4 in all (not every k/n times every index).
+  Program p = program_from_text(
+      "n = (indices + 1) * aggregate(select(indices, indices, <=), indicator(tokens == \"a\"));\n"
+      "before = selector_width(select(indices, indices, <));\n"
+      "same = selector_width(select(tokens, tokens, ==));\nn + before + same;");
+  CompileOptions o = test_options(parse_vocabulary("ab"), 4, Mode::Bidirectional);
+  compiler::Inference inf = compiler::infer(p, o);
+  const compiler::SopInfo& n = inf.info[p.find("n")];
+  CHECK(shown(n.values) == std::vector<std::string>{"0", "1", "2", "3", "4"});
+  REQUIRE(n.by_position.size() == 4);
+  CHECK(shown(n.by_position[0]) == std::vector<std::string>{"0", "1"});
+  CHECK(shown(n.by_position[3]) == std::vector<std::string>{"0", "1", "2", "3", "4"});
+  // A positional selector's width is exact at each position: i keys precede position i.
+  const compiler::SopInfo& before = inf.info[p.find("before")];
+  CHECK(shown(before.values) == std::vector<std::string>{"0", "1", "2", "3"});
+  REQUIRE(before.by_position.size() == 4);
+  CHECK(shown(before.by_position[2]) == std::vector<std::string>{"2"});
+  // A width that depends on the tokens: 1..4 anywhere bidirectionally (position i exists only
+  // in inputs longer than i, and the query selects itself) ...
+  const compiler::SopInfo& same = inf.info[p.find("same")];
+  CHECK(same.by_position.empty());
+  // ... and at most i + 1 in causal mode, where the query sees only the keys up to itself.
+  o.mode = Mode::Causal;
+  compiler::Inference causal = compiler::infer(p, o);
+  REQUIRE(causal.info[p.find("same")].by_position.size() == 4);
+  CHECK(shown(causal.info[p.find("same")].by_position[1]) == std::vector<std::string>{"0", "1", "2"});
+}
+
+TEST_CASE("infer: a map of indices and of values shared by every position selects one key") {
+  // `indices + length - first` differs at every position of an input, because length and the
+  // copied position are the same everywhere: the aggregate copies (categorical), it does not mean.
+  Program p = program_from_text(
+      "first = aggregate(select(tokens, \"+\", ==) and select(indices, 0, ==), indices, 0);\n"
+      "target = select(indices + length - first, indices, ==);\n"
+      "moved = aggregate(target, tokens, \"_\");\nmoved;");
+  CompileOptions o = test_options(parse_vocabulary("ab+"), 5, Mode::Bidirectional);
+  compiler::Inference inf = compiler::infer(p, o);
+  CHECK(inf.info[p.find("target")].at_most_one);
+  CHECK(inf.info[p.find("moved")].encoding == Encoding::Categorical);
+  CompileResult r = compile_program(p, o);
+  INFO(r.report.first_mismatch);
+  CHECK(r.report.mismatches == 0);
+  // In causal mode length is the prefix length, different at every position: no longer unique.
+  o.mode = Mode::Causal;
+  CHECK_FALSE(compiler::infer(p, o).info[p.find("target")].at_most_one);
+}
+
+TEST_CASE("lower: a lookup whose numeric inputs enter through a sum steps along the sum") {
+  // The library's sort adds two selector widths (keys before, equal keys earlier): a table over
+  // both widths would be 17 x 17 units at max length 16, steps along w1 + w2 are 2 per sum.
+  ProgramFile f = load_program("sort");
+  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional);
+  CompileResult r = compile_program(f.program, o);
+  INFO(r.report.first_mismatch);
+  CHECK(r.report.mismatches == 0);
+  CHECK(r.report.n_inner <= 64);
+}
+
 TEST_CASE("simplify merges equal nodes and drops dead ones") {
   Program p = program_from_text("a = tokens == \"a\";\nb = tokens == \"a\";\nunused = indices + 1;\na and b;");
   Program s = compiler::simplify(p);
