@@ -21,7 +21,7 @@ struct CompileOptions {
   Activation activation = Activation::Gelu;
   bool verify = true;
   int verify_len = 0;        // longest input verified; 0: max_len
-  long samples = 10000;      // random inputs checked beyond the exhaustive lengths
+  long samples = 10000;      // random inputs checked at each length beyond the exhaustive ones
   long exhaustive_limit = 100000;  // lengths are checked exhaustively while the total stays within
   uint64_t seed = 1;
   Device device = Device::Cpu;
@@ -44,6 +44,10 @@ struct CompileReport {
   std::string first_undefined;
   bool exhaustive = true;  // every input up to verified_len was checked
   int verified_len = 0;
+  int exhaustive_len = 0;        // every input up to this length was checked
+  long samples_per_length = 0;   // random inputs drawn at each length beyond exhaustive_len
+  // Inputs checked (as inputs_checked) by length: index n counts the inputs of length n, 0..verified_len.
+  std::vector<long> checked_by_length;
   bool numerical_output = false;
   double compile_ms = 0, verify_ms = 0;
 };

@@ -36,9 +36,16 @@ std::string describe_report(const CompileReport& r, const Model& model) {
   out << "parameters: " << format_count(double(r.parameters)) << "; FLOPs per token: "
       << format_count(flops_per_token(c, c.n_positions)) << " (at " << c.n_positions << " positions)\n";
   if (r.inputs_checked + r.undefined_inputs > 0) {
-    out << "verification: " << format_count(double(r.inputs_checked)) << " inputs "
-        << (r.exhaustive ? "(every input up to length " : "(exhaustive, then sampled, up to length ") << r.verified_len
-        << "), " << r.mismatches << " mismatch" << (r.mismatches == 1 ? "" : "es") << ", ";
+    out << "verification: " << format_count(double(r.inputs_checked)) << " inputs (";
+    if (r.exhaustive) out << "every input up to length " << r.verified_len;
+    else {
+      if (r.exhaustive_len > 0) out << "every input up to length " << r.exhaustive_len << ", then ";
+      out << format_count(double(r.samples_per_length)) << " random inputs "
+          << (r.exhaustive_len + 1 == r.verified_len ? "of length " + std::to_string(r.verified_len)
+                                                     : "at each length " + std::to_string(r.exhaustive_len + 1) +
+                                                           " to " + std::to_string(r.verified_len));
+    }
+    out << "), " << r.mismatches << " mismatch" << (r.mismatches == 1 ? "" : "es") << ", ";
     char buffer[64];
     if (r.numerical_output) std::snprintf(buffer, sizeof buffer, "worst numerical error %.3g", r.worst_numerical_error);
     else std::snprintf(buffer, sizeof buffer, "minimum logit margin %.2f", r.min_logit_margin);
@@ -69,7 +76,10 @@ void add_compile_command(CLI::App& app) {
   cmd->add_flag("--no-layernorm", args->no_layernorm, "Emit a model without LayerNorm (Tracr-style)");
   cmd->add_option("--activation", args->activation, "gelu or relu");
   cmd->add_option("--verify-len", args->verify_len, "Verify inputs up to this length (default: --max-len)");
-  cmd->add_option("--samples", args->samples, "Random inputs checked beyond the exhaustive lengths");
+  cmd->add_option("--samples", args->samples,
+                  "Random inputs checked at each length beyond the exhaustive ones (those with at most 10^5 "
+                  "inputs up to them); 0 checks the exhaustive lengths only")
+      ->capture_default_str();
   cmd->add_flag("--no-verify", args->no_verify, "Skip the verification");
   cmd->add_flag("--force", args->force, "Write the model even if verification finds mismatches");
   cmd->add_option("--dump-after", args->dump_after, "Print a pass's result: infer simplify schedule allocate lower assemble verify");

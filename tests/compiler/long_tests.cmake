@@ -1,5 +1,5 @@
 # The compiler's long sweep (label `long`, outside the default suite): histogram, sort and reverse
-# at maximum length 64 against 10^4 random inputs of all lengths.
+# at maximum length 64: exhaustive up to 10^5 inputs, then 10^4 random inputs of every longer length.
 add_executable(test_compiler_long ${CMAKE_SOURCE_DIR}/tests/compiler/long/test_long_compile.cpp
                $<TARGET_OBJECTS:raspc_catch_main>)
 target_link_libraries(test_compiler_long PRIVATE raspc_compiler Catch2::Catch2)

@@ -1,0 +1,75 @@
+// The verification's sampling: exhaustive while the count stays within exhaustive_limit, then
+// `samples` random inputs at every longer length (not spread over them), counted by length.
+#include <catch2/catch.hpp>
+
+#include "compile_helpers.hpp"
+
+using namespace raspc;
+using namespace raspc::testing;
+
+namespace {
+
+CompileOptions small_options(int max_len, long samples) {
+  CompileOptions o;
+  o.vocab = parse_vocabulary("ab");
+  o.max_len = max_len;
+  o.samples = samples;
+  o.exhaustive_limit = 30;  // 2 + 4 + 8 + 16: every input up to length 4
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("verify: `samples` random inputs at every length beyond the exhaustive ones") {
+  ProgramFile f = load_program("hist");
+  CompileResult r = compile_program(f.program, small_options(10, 7));
+  const CompileReport& report = r.report;
+  CHECK(report.mismatches == 0);
+  CHECK_FALSE(report.exhaustive);
+  CHECK(report.verified_len == 10);
+  CHECK(report.exhaustive_len == 4);
+  CHECK(report.samples_per_length == 7);
+  CHECK(report.inputs_checked == 30 + 6 * 7);
+  CHECK(report.checked_by_length == std::vector<long>{0, 2, 4, 8, 16, 7, 7, 7, 7, 7, 7});
+}
+
+TEST_CASE("verify: samples 0 checks the exhaustive lengths only; verify_len stops the sampling early") {
+  ProgramFile f = load_program("hist");
+  CompileResult none = compile_program(f.program, small_options(10, 0));
+  CHECK(none.report.inputs_checked == 30);
+  CHECK(none.report.checked_by_length == std::vector<long>{0, 2, 4, 8, 16, 0, 0, 0, 0, 0, 0});
+  CHECK_FALSE(none.report.exhaustive);
+
+  CompileOptions o = small_options(10, 5);
+  o.verify_len = 6;
+  CompileResult shorter = compile_program(f.program, o);
+  CHECK(shorter.report.verified_len == 6);
+  CHECK(shorter.report.inputs_checked == 30 + 2 * 5);
+  CHECK(shorter.report.checked_by_length == std::vector<long>{0, 2, 4, 8, 16, 5, 5});
+}
+
+TEST_CASE("verify: a count within the limit is exhaustive at every length, whatever `samples` says") {
+  ProgramFile f = load_program("hist");
+  CompileOptions o = small_options(4, 1000);
+  CompileResult r = compile_program(f.program, o);
+  CHECK(r.report.exhaustive);
+  CHECK(r.report.exhaustive_len == 4);
+  CHECK(r.report.samples_per_length == 0);
+  CHECK(r.report.inputs_checked == 30);
+  CHECK(r.report.checked_by_length == std::vector<long>{0, 2, 4, 8, 16});
+}
+
+TEST_CASE("verify: undefined inputs are drawn but not counted as checked") {
+  // sort_unique is undefined where two tokens are equal; over "ab" that is every input of length 3
+  // and more, so the sampled lengths check nothing while drawing their full share.
+  ProgramFile f = load_program("sort_unique");
+  CompileOptions o = small_options(6, 4);
+  CompileResult r = compile_program(f.program, o);
+  CHECK(r.report.mismatches == 0);
+  CHECK(r.report.inputs_checked + r.report.undefined_inputs == 30 + 2 * 4);
+  long by_length = 0;
+  for (long n : r.report.checked_by_length) by_length += n;
+  CHECK(by_length == r.report.inputs_checked);
+  CHECK(r.report.checked_by_length[5] == 0);
+  CHECK(r.report.checked_by_length[6] == 0);
+}
