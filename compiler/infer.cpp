@@ -329,11 +329,10 @@ class Inferrer {
       else return false;
     }
     if (index_slot == support.size()) return false;
-    Inference invariant;  // the rest without per-position sets: they hold one value throughout
-    invariant.info.resize(program_.nodes.size());
-    for (NodeId r : rest) invariant.info[size_t(r)].values = info(r).values;
+    // Every combination of the rest that an input can have occurs at position 0 too, so the
+    // combinations that occur at some position are all there are.
     std::vector<JointCombination> combinations;
-    if (!joint_combinations(invariant, rest, options_.max_len, kCombinationLimit, combinations)) return false;
+    if (!joint_combinations(result_, rest, options_.max_len, kCombinationLimit, combinations)) return false;
     std::vector<Value> assignment(support.size());
     for (const JointCombination& c : combinations) {
       for (size_t i = 0, r = 0; i < support.size(); ++i)

@@ -109,6 +109,28 @@ double read_scale(const LowerContext& ctx, double s, double sum, double square, 
   return gain / sigma;
 }
 
+// The slope of the steps along a numeric read, and the gate that shuts them off for the other
+// combinations, from the read's levels (sorted, distinct; `scales[j]` is what LayerNorm multiplies
+// every read by at level j): every scaled distance to a midpoint is at least kStepMargin.
+struct StepScale {
+  double slope = 1.0, gate = 0.0;
+};
+
+StepScale step_scale(const std::vector<double>& reads, const std::vector<double>& scales, const Span& where) {
+  double gap = 1e30, extent = 0, smallest_scale = 1e30;
+  for (size_t j = 1; j < reads.size(); ++j) {
+    double half = 0.5 * (reads[j] - reads[j - 1]);
+    if (!(half > 0)) fail_at(where, "internal: equal values in a numerical input's value set");
+    gap = std::min(gap, half * std::min(scales[j], scales[j - 1]));
+  }
+  for (size_t j = 0; j < reads.size(); ++j)
+    extent = std::max(extent, std::fabs(reads[j])), smallest_scale = std::min(smallest_scale, scales[j]);
+  StepScale out;
+  if (reads.size() > 1) out.slope = kStepMargin / gap;
+  out.gate = out.slope * 2.0 * extent + 2.0 * kStepMargin / smallest_scale;
+  return out;
+}
+
 // What a lookup writes when its numeric read is at one level.
 struct StepLevel {
   double read = 0;   // the level as the MLP reads it
@@ -250,18 +272,12 @@ bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const
     for (const auto& [dim, w] : ctx.numeric_view(inputs[i])) read.push_back({dim, w * best->signs[j]});
     name += (j == 0 ? "" : best->signs[j] > 0 ? "+" : "-") + ctx.program.label(inputs[i]);
   }
-  // One slope for every gating combination: from the closest two sums and the largest.
+  // One slope for every gating combination: from every sum that occurs.
   std::set<double> all;
   for (const auto& [rest, levels] : best->levels)
     for (const auto& [u, c] : levels) all.insert(u);
-  double gap = 1e30, extent = 0, previous = 0;
-  bool first_sum = true;
-  for (double u : all) {
-    if (!first_sum) gap = std::min(gap, 0.5 * (u - previous));
-    previous = u, first_sum = false, extent = std::max(extent, std::fabs(u));
-  }
-  double slope = all.size() > 1 ? kStepMargin / gap : 1.0;
-  double gate = slope * 2.0 * extent + 2.0 * kStepMargin;
+  const StepScale scale = step_scale(std::vector<double>(all.begin(), all.end()), std::vector<double>(all.size(), 1.0),
+                                     ctx.program.node(inputs[best->members[0]]).span);
 
   std::vector<NodeId> gating;
   for (size_t i = 0, j = 0; i < n; ++i)
@@ -282,7 +298,7 @@ bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const
       steps.push_back({u, text.str(), outs[c], bool(defined[c])});
     }
     emit_gated_steps(ctx, builder, matched, gating.size(), combination_label(ctx, gating, shown), read, name,
-                     std::move(steps), slope, gate);
+                     std::move(steps), scale.slope, scale.gate);
   }
   return true;
 }
@@ -391,17 +407,12 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
                                                " thresholds a map of it may use");
     }
     std::sort(levels.begin(), levels.end(), [](const Level& a, const Level& b) { return a.read < b.read; });
-    // Every read (the one dimension's too) is scaled alike, so the sign of u - t is exact; the
-    // slope makes the smallest scaled distance to a threshold kStepMargin.
-    double gap = 1e30, extent = 0, smallest_scale = 1e30;
-    for (size_t j = 1; j < levels.size(); ++j) {
-      double half = 0.5 * (levels[j].read - levels[j - 1].read);
-      if (!(half > 0)) fail_at(where, "internal: equal values in a numerical input's value set");
-      gap = std::min(gap, half * std::min(levels[j].scale, levels[j - 1].scale));
-    }
-    for (const Level& l : levels) extent = std::max(extent, std::fabs(l.read)), smallest_scale = std::min(smallest_scale, l.scale);
-    slope = levels.size() > 1 ? kStepMargin / gap : 1.0;
-    gate = slope * 2.0 * extent + 2.0 * kStepMargin / smallest_scale;
+    // Every read (the one dimension's too) is scaled alike, so the sign of u - t is exact.
+    std::vector<double> reads, scales;
+    for (const Level& l : levels) reads.push_back(l.read), scales.push_back(l.scale);
+    const StepScale scale = step_scale(reads, scales, where);
+    slope = scale.slope;
+    gate = scale.gate;
   }
 
   if (numeric.empty() && lower_through_sum(ctx, target, inputs, views, combinations, builder)) return;
