@@ -1,10 +1,13 @@
 // Pass 4, allocate: the residual stream's dimensions, each with a label.
 //
-//   one          1 at every position (biases are read from it, so LayerNorm scales them too)
+//   one          1 at every position (biases are read from it, so LayerNorm scales them too);
+//                -kAnchor where there is an anchor (below)
 //   bos          the BOS token (the token one-hot's extra value), kTokenAmplitude at BOS
 //   pad          the second entry of every embedding row that has no output value (assemble.cpp)
 //   zero         (LayerNorm) never written: reading x_j - x_zero after LayerNorm cancels its mean
-//   anchor       (LayerNorm, numerical values present) kAnchor everywhere: steadies the variance
+//   anchor       (LayerNorm, numerical values present) kAnchor everywhere: steadies the variance;
+//                with `one` at -kAnchor the mean stays near 0, so float32 LayerNorm rounds every
+//                entry to about 1e-7 of a unit read (a mean near kAnchor/n_embd costs ten times that)
 //   tokens:a     the input one-hot, kTokenAmplitude high
 //   indices:3    position one-hot
 //   hist:2       a categorical s-op's one-hot
@@ -34,7 +37,10 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   }
   if (options.layer_norm) {
     a.zero = add("zero");
-    if (numerics) a.anchor = add("anchor");
+    if (numerics) {
+      a.anchor = add("anchor");
+      a.one_value = -kAnchor;
+    }
   }
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];

@@ -1,5 +1,6 @@
-// The driver: runs the passes in order, keeps the dump of the one --dump-after names, and fills
-// the compile report stored in the model's metadata.
+// The driver: runs the passes in order, hands over the dump of the one --dump-after names as soon
+// as that pass finishes (a later pass may still refuse), and fills the compile report stored in
+// the model's metadata.
 #include "compiler/compile.hpp"
 
 #include <algorithm>
@@ -60,6 +61,10 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   CompileResult result;
   const std::string& dump_after = options.dump_after;
   auto wants = [&](const char* pass) { return dump_after == pass; };
+  auto deliver = [&](std::string dump) {
+    result.dump = std::move(dump);
+    if (options.on_dump) options.on_dump(result.dump);
+  };
 
   // Value sets are inferred on the simplified program: merging means there is what lets the
   // Dyck programs' balances be one numerical s-op, and refusals would otherwise come too early.
@@ -88,18 +93,18 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
     add_output_copy(program, inference);
     inference = infer(program, options);
   }
-  if (wants("infer")) result.dump = dump_inference(program, inference);
-  if (wants("simplify")) result.dump = dump_program(program) + dump_inference(program, inference);
+  if (wants("infer")) deliver(dump_inference(program, inference));
+  if (wants("simplify")) deliver(dump_program(program) + dump_inference(program, inference));
 
   Schedule placed = schedule(program, inference, options);
-  if (wants("schedule")) result.dump = dump_schedule(program, placed);
+  if (wants("schedule")) deliver(dump_schedule(program, placed));
   if (options.explain) result.explanation = explain(program, inference, placed);
 
   Allocation allocation = allocate(program, inference, placed, options);
-  if (wants("allocate")) result.dump = dump_allocation(allocation);
+  if (wants("allocate")) deliver(dump_allocation(allocation));
 
   Lowered lowered = lower(program, inference, placed, allocation, options);
-  if (wants("lower")) result.dump = dump_lowered(lowered, allocation);
+  if (wants("lower")) deliver(dump_lowered(lowered, allocation));
 
   result.model = assemble(program, inference, allocation, lowered, options);
   CompileReport& report = result.report;
@@ -115,11 +120,11 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
     nlohmann::json cfg = {{"n_layer", config.n_layer}, {"n_head", config.n_head}, {"n_embd", config.n_embd},
                           {"n_inner", config.n_inner}, {"n_positions", config.n_positions},
                           {"vocab", result.model.vocab}, {"residual_labels", result.model.residual_labels}};
-    result.dump = cfg.dump(2) + "\n";
+    deliver(cfg.dump(2) + "\n");
   }
 
   if (options.verify) verify(program, inference, placed, allocation, result.model, options, report);
-  if (wants("verify")) result.dump = report_json(report).dump(2) + "\n";
+  if (wants("verify")) deliver(report_json(report).dump(2) + "\n");
   result.model.metadata["compile"] = report_json(report);
   return result;
 }

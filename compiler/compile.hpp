@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,10 @@ struct CompileOptions {
   uint64_t seed = 1;
   Device device = Device::Cpu;
   std::string source_text;   // stored in the model's metadata
-  std::string dump_after;    // a pass name: its result goes to CompileResult::dump
+  std::string dump_after;    // a pass name: its result goes to CompileResult::dump and on_dump
+  // Called with the dump as soon as dump_after's pass finishes: a later pass may still throw (a
+  // refusal in lower), and that is when the dump is wanted most.
+  std::function<void(const std::string&)> on_dump;
   bool explain = false;      // fill CompileResult::explanation
 };
 
@@ -55,7 +59,7 @@ struct CompileReport {
 struct CompileResult {
   Model model;
   CompileReport report;
-  std::string dump;         // options.dump_after's result
+  std::string dump;         // options.dump_after's result (also given to options.on_dump)
   std::string explanation;  // with options.explain
 };
 

@@ -89,6 +89,7 @@ class Inferrer {
 
   Inference run() {
     mark_needed();
+    collect_disjoint_widths();
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id)
       if (result_.info[id].needed) infer_node(id);
     return std::move(result_);
@@ -134,6 +135,22 @@ class Inferrer {
   }
 
   SopInfo& info(NodeId id) { return result_.info[size_t(id)]; }
+
+  void collect_disjoint_widths() {
+    std::map<int, size_t> group_of;
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
+      const Node& node = program_.node(id);
+      if (!info(id).needed || node.kind != NodeKind::SelectorWidth || node.disjoint_part_of < 0) continue;
+      auto [it, fresh] = group_of.emplace(node.disjoint_part_of, result_.disjoint_widths.size());
+      if (fresh) {
+        DisjointWidths group;
+        for (int p = 0; p < options_.max_len; ++p)
+          group.keys_at.push_back(options_.mode == Mode::Causal ? p + 1 : options_.max_len);
+        result_.disjoint_widths.push_back(std::move(group));
+      }
+      result_.disjoint_widths[it->second].members.push_back(id);
+    }
+  }
 
   // The value a side of a comparison holds at position p, when it is a constant or a map of
   // indices (false otherwise: then what it holds depends on the input, not only on p).
@@ -597,6 +614,25 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
   auto info = [&](size_t i) -> const SopInfo& { return inference.info[size_t(support[i])]; };
   bool positional = false;
   for (size_t i = 0; i < support.size(); ++i) positional = positional || !info(i).by_position.empty();
+  // Parts of one split width in `support` (their slots), and the keys they share by position.
+  std::vector<std::pair<std::vector<size_t>, const std::vector<int>*>> split_parts;
+  for (const DisjointWidths& group : inference.disjoint_widths) {
+    std::vector<size_t> slots;
+    for (NodeId member : group.members) {
+      auto it = std::find(support.begin(), support.end(), member);
+      if (it != support.end()) slots.push_back(size_t(it - support.begin()));
+    }
+    if (slots.size() > 1) split_parts.push_back({std::move(slots), &group.keys_at});
+  }
+  auto occurs = [&](const std::vector<size_t>& digits, int position) {
+    for (const auto& [slots, keys_at] : split_parts) {
+      double sum = 0;
+      for (size_t i : slots) sum += info(i).values[digits[i]].number.to_double();
+      int keys = position >= 0 ? (*keys_at)[size_t(position)] : *std::max_element(keys_at->begin(), keys_at->end());
+      if (sum > keys) return false;
+    }
+    return true;
+  };
   // The digits each s-op may take: all of its values, or those it can hold at one position.
   std::vector<std::vector<size_t>> choices(support.size());
   auto enumerate = [&](auto&& visit) {
@@ -621,7 +657,9 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
   if (!positional) {
     for (size_t i = 0; i < support.size(); ++i)
       for (size_t d = 0; d < info(i).values.size(); ++d) choices[i].push_back(d);
-    return enumerate([&](const std::vector<size_t>& digits) { out.push_back({digits, {}}); });
+    return enumerate([&](const std::vector<size_t>& digits) {
+      if (occurs(digits, -1)) out.push_back({digits, {}});
+    });
   }
   // Combinations seen at earlier positions, by their mixed-radix number (the product of the value
   // set sizes fits in 64 bits for any table within the limits; the ordered map is the fallback).
@@ -649,6 +687,7 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
         choices[i].push_back(size_t(std::lower_bound(all.begin(), all.end(), v, ValueLess{}) - all.begin()));
     }
     bool within = enumerate([&](const std::vector<size_t>& digits) {
+      if (!occurs(digits, p)) return;
       auto [at, fresh] = slot(digits);
       if (fresh) out.push_back({digits, {}});
       out[at].positions.push_back(p);

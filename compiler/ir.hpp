@@ -8,7 +8,9 @@
 //   assemble  -> Model       GPT-2 parameters
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,8 +45,16 @@ struct SopInfo {
   }
 };
 
+// Selector widths over pairwise disjoint selectors (the parts of a split width): at position p
+// their widths add up to at most keys_at[p], the keys a query there can see.
+struct DisjointWidths {
+  std::vector<NodeId> members;
+  std::vector<int> keys_at;  // by position
+};
+
 struct Inference {
   std::vector<SopInfo> info;  // by NodeId
+  std::vector<DisjointWidths> disjoint_widths;
   // Maps computed by an MLP of their own and read from the residual, instead of fused into the
   // maps that read them: where fusing would give one table two numerical inputs.
   std::vector<uint8_t> cut;   // by NodeId
@@ -56,8 +66,9 @@ Inference infer(const Program& program, const CompileOptions& options);
 
 // The combinations of values that the s-ops of `support` can hold together at one position: each
 // is a digit per s-op (an index into its `values`) and the positions where it can occur (empty:
-// every position, when no s-op of `support` has per-position value sets). False when there are
-// more than `limit` (per position, or in all).
+// every position, when no s-op of `support` has per-position value sets). Parts of a split width
+// in `support` add up to no more than the keys at the position. False when there are more than
+// `limit` (per position, or in all).
 struct JointCombination {
   std::vector<size_t> digits;
   std::vector<int> positions;
@@ -115,7 +126,45 @@ struct MlpJob {
   std::vector<NodeId> inputs;       // its support
   std::vector<ReadKind> reads;      // by input
   bool erase_scratch = false;       // a selector width's eraser: writes -scratch
+  bool projected = false;           // two numeric reads, read as one along u1 + lambda*u2
 };
+
+// Two numeric reads of one lookup read as one, u1 + lambda*u2 (project_reads.cpp). A point is a
+// pair of values that occurs; points of one group share the one-hot inputs' values, and
+// `output` names what the lookup writes there (equal names, equal outputs).
+struct ProjectedPoint {
+  double u1 = 0, u2 = 0;
+  int output = 0;
+  std::vector<Value> assignment;  // every input's value, by support
+};
+struct ProjectedGroup {
+  std::vector<size_t> onehot_digits;  // the one-hot inputs' values (indices into their value sets)
+  std::vector<ProjectedPoint> points;
+};
+struct ReadProjection {
+  double lambda = 1;
+  double half_gap = 0;  // smallest half-distance between neighbours with different outputs, / max(1, lambda)
+};
+// The smallest half-gap a projection may have, where the widths' heads compare embeddings only
+// and where they compare what MLPs wrote (float32 rounding: see project_reads.cpp).
+constexpr double kMinProjectedHalfGap = 1e-5;
+constexpr double kMinProjectedHalfGapAfterMlp = 5e-4;
+double min_projected_half_gap(const Program& program, const Inference& inference, const std::vector<NodeId>& support,
+                              const std::vector<ReadKind>& reads);
+
+// The groups of points of a lookup over `support` read with `reads` (exactly two not OneHot):
+// `output_of` names each assignment's output, -1 where the lookup is undefined (such
+// assignments cannot occur and are left out). False when the combinations exceed the limits.
+bool projected_points(const Inference& inference, const std::vector<NodeId>& support,
+                      const std::vector<ReadKind>& reads, int max_len,
+                      const std::function<int(const std::vector<Value>&)>& output_of,
+                      std::vector<ProjectedGroup>& groups);
+// The lambda that spreads the groups' points widest, when its half-gap is at least
+// `min_half_gap` and no two points with different outputs coincide.
+std::optional<ReadProjection> project_reads(const std::vector<ProjectedGroup>& groups, double min_half_gap);
+// Whether a lookup of `node` over `support` with `reads` (two numeric) can be read projected.
+bool reads_project(const Program& program, const Inference& inference, NodeId node,
+                   const std::vector<NodeId>& support, const std::vector<ReadKind>& reads, int max_len);
 
 struct Schedule {
   int blocks = 0;
@@ -132,6 +181,7 @@ Schedule schedule(const Program& program, const Inference& inference, const Comp
 struct Allocation {
   std::vector<std::string> labels;
   int one = -1, bos = -1, pad = -1, zero = -1, anchor = -1;
+  double one_value = 1.0;  // what `one` holds at every position
   std::map<NodeId, std::vector<int>> onehot;  // categorical s-op -> a dimension per value
   std::map<NodeId, int> numeric;              // numerical s-op -> its dimension
   std::map<NodeId, int> scratch;              // selector width -> its 1/(w+1) dimension

@@ -89,8 +89,10 @@ Functional LowerContext::numeric_view(NodeId id) const {
 void LowerContext::put_column(Matrix& m, int col, const Functional& f, double scale) const {
   double total = 0;
   for (const auto& [dim, w] : f) {
-    m.at(dim, col) += w * scale;
-    total += w * scale;
+    // A functional counts `one` as 1; the dimension may hold another constant.
+    double weight = dim == allocation.one ? w * scale / allocation.one_value : w * scale;
+    m.at(dim, col) += weight;
+    total += weight;
   }
   if (allocation.zero >= 0) m.at(allocation.zero, col) -= total;
 }
@@ -127,7 +129,8 @@ namespace {
 // The nominal sum and sum of squares of the residual at a normal position at time t (every
 // categorical s-op written by then one-hot, every numerical one 0).
 std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
-  double sum = 1 + 2 * kTokenAmplitude, square = 1 + 2 * kTokenAmplitude * kTokenAmplitude;
+  const double one = ctx.allocation.one_value;
+  double sum = one + 2 * kTokenAmplitude, square = one * one + 2 * kTokenAmplitude * kTokenAmplitude;
   if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
   for (const auto& [id, dims] : ctx.allocation.onehot) {
     const Node& node = ctx.program.node(id);
@@ -226,7 +229,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     if (inference.info[size_t(id)].needed && program.node(id).kind == NodeKind::Indices) indices = id;
   for (int p = 0; p <= options.max_len; ++p) {
     auto& row = out.wpe[size_t(p)];
-    row.push_back({allocation.one, 1.0});
+    row.push_back({allocation.one, allocation.one_value});
     if (allocation.anchor >= 0) row.push_back({allocation.anchor, kAnchor});
     if (p >= 1 && indices >= 0 && allocation.onehot.count(indices))
       row.push_back({allocation.onehot.at(indices)[size_t(p - 1)], 1.0});

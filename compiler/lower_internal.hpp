@@ -21,6 +21,10 @@ namespace raspc::compiler {
 
 using Functional = std::vector<std::pair<int, double>>;
 
+// How far from zero a step's pre-activation stays (|k (u - t)| at the nearest value, at least):
+// GELU is ReLU there to float precision.
+constexpr double kStepMargin = 10.5;
+
 struct CategoricalView {
   std::vector<Value> values;
   std::vector<Functional> read;  // by value: reads 1 where the s-op holds it, else 0

@@ -1,8 +1,8 @@
 // MLPs: lookup tables over the input combinations that can occur, GELU-safe by margins.
 //
 // One job group reads some categorical inputs (one-hot) and at most one numeric input (a
-// numerical s-op with a finite value set, or a selector width's 1/(w+1) scratch). For every
-// combination c of the categorical values:
+// numerical s-op with a finite value set, or a selector width's 1/(w+1) scratch), or two read as
+// one along a line (project_reads.cpp). For every combination c of the categorical values:
 //   - a gate unit K*(sum of c's one-hot reads - (m-1)) is K when c holds and <= 0 otherwise (0
 //     exactly when all but one input match, -K or less below that), and writes f(c)/K per unit;
 //   - for a numeric input u with sorted (normalised) values u_1 < ... < u_p, f(c, u_1) comes from
@@ -16,7 +16,6 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include "compiler/lower_internal.hpp"
@@ -25,7 +24,6 @@ namespace raspc::compiler {
 namespace {
 
 constexpr double kGate = 20.0;        // a gate's pre-activation when its combination holds
-constexpr double kStepMargin = 10.5;  // |k (u - t)| at the nearest value, at least
 // A lookup over at most this many combinations is left as it is (one unit each).
 constexpr size_t kSmallLookup = 8;
 
@@ -101,35 +99,26 @@ std::string combination_label(const LowerContext& ctx, const std::vector<NodeId>
   return s;
 }
 
-// How ln_2 scales every read when a selector width's scratch holds s (everything else nominal).
-double read_scale(const LowerContext& ctx, double s, double sum, double square, double gain) {
+// How ln_2 scales every read when the selector widths' scratch values read hold `scratch`
+// (everything else nominal).
+double read_scale(const LowerContext& ctx, std::initializer_list<double> scratch, double sum, double square,
+                  double gain) {
   if (!ctx.options.layer_norm) return 1.0;
-  double c = ctx.width, mean = (sum + s) / c;
-  double sigma = std::sqrt((square + s * s) / c - mean * mean + 1e-5);
+  for (double s : scratch) sum += s, square += s * s;
+  double c = ctx.width, mean = sum / c;
+  double sigma = std::sqrt(square / c - mean * mean + 1e-5);
   return gain / sigma;
 }
 
-// The slope of the steps along a numeric read, and the gate that shuts them off for the other
-// combinations, from the read's levels (sorted, distinct; `scales[j]` is what LayerNorm multiplies
-// every read by at level j): every scaled distance to a midpoint is at least kStepMargin.
-struct StepScale {
-  double slope = 1.0, gate = 0.0;
-};
-
-StepScale step_scale(const std::vector<double>& reads, const std::vector<double>& scales, const Span& where) {
-  double gap = 1e30, extent = 0, smallest_scale = 1e30;
-  for (size_t j = 1; j < reads.size(); ++j) {
-    double half = 0.5 * (reads[j] - reads[j - 1]);
-    if (!(half > 0)) fail_at(where, "internal: equal values in a numerical input's value set");
-    gap = std::min(gap, half * std::min(scales[j], scales[j - 1]));
+// Where a lookup's numeric read ranges: its largest |value| and the smallest factor LayerNorm
+// multiplies every read by at any of its values (the steps' slopes and gates are set from them).
+struct ReadRange {
+  double extent = 0, smallest_scale = 1e30;
+  void add(double read, double scale) {
+    extent = std::max(extent, std::fabs(read));
+    smallest_scale = std::min(smallest_scale, scale);
   }
-  for (size_t j = 0; j < reads.size(); ++j)
-    extent = std::max(extent, std::fabs(reads[j])), smallest_scale = std::min(smallest_scale, scales[j]);
-  StepScale out;
-  if (reads.size() > 1) out.slope = kStepMargin / gap;
-  out.gate = out.slope * 2.0 * extent + 2.0 * kStepMargin / smallest_scale;
-  return out;
-}
+};
 
 // What a lookup writes when its numeric read is at one level.
 struct StepLevel {
@@ -140,11 +129,18 @@ struct StepLevel {
 };
 
 // One combination of the gating inputs (`matched`: their m one-hot reads summed, `label`) and, along
-// `numeric_read`, the value written at each level (sorted by read): the first level's through a
-// gate unit, every change through a step pair at the midpoint. With m = 0 the gate is a bias.
+// `numeric_read`, the value written at each level (sorted by read, within `range`): the first
+// level's through a gate unit, every change through a step pair at the midpoint. With m = 0 the
+// gate is a bias.
+//
+// Each step has its own slope, from its own neighbours, the values nearest its midpoint: every
+// value is at least kStepMargin from it, and steps between far-apart values stay gentle. What a
+// step writes is rounded in float32 to about its pre-activation's ulp (the pair's two units
+// cancel), and a later head multiplies that error by its match score; gentle steps keep it near
+// 5e-7 instead of 1e-5 and more.
 void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functional& matched, size_t m,
                       const std::string& label, const Functional& numeric_read, const std::string& numeric_name,
-                      std::vector<StepLevel> levels, double slope, double gate) {
+                      std::vector<StepLevel> levels, const ReadRange& range, const Span& where) {
   int first_defined = -1;
   for (size_t j = 0; j < levels.size(); ++j)
     if (levels[j].defined) {
@@ -176,6 +172,10 @@ void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functiona
       it = std::fabs(it->second) < 1e-15 ? delta.erase(it) : std::next(it);
     if (delta.empty()) continue;
     double threshold = 0.5 * (levels[j - 1].read + levels[j].read);
+    double half = 0.5 * (levels[j].read - levels[j - 1].read);
+    if (!(half > 0)) fail_at(where, "internal: two values with different outputs read alike in one lookup");
+    double slope = kStepMargin / (half * range.smallest_scale);
+    double gate = slope * 2.0 * range.extent + 2.0 * kStepMargin / range.smallest_scale;
     Functional in;
     for (const auto& [dim, w] : numeric_read) in.push_back({dim, w * slope});
     in.push_back({ctx.allocation.one, -slope * threshold - gate * double(m)});
@@ -272,12 +272,9 @@ bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const
     for (const auto& [dim, w] : ctx.numeric_view(inputs[i])) read.push_back({dim, w * best->signs[j]});
     name += (j == 0 ? "" : best->signs[j] > 0 ? "+" : "-") + ctx.program.label(inputs[i]);
   }
-  // One slope for every gating combination: from every sum that occurs.
-  std::set<double> all;
+  ReadRange range;
   for (const auto& [rest, levels] : best->levels)
-    for (const auto& [u, c] : levels) all.insert(u);
-  const StepScale scale = step_scale(std::vector<double>(all.begin(), all.end()), std::vector<double>(all.size(), 1.0),
-                                     ctx.program.node(inputs[best->members[0]]).span);
+    for (const auto& [u, c] : levels) range.add(u, 1.0);
 
   std::vector<NodeId> gating;
   for (size_t i = 0, j = 0; i < n; ++i)
@@ -298,9 +295,82 @@ bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const
       steps.push_back({u, text.str(), outs[c], bool(defined[c])});
     }
     emit_gated_steps(ctx, builder, matched, gating.size(), combination_label(ctx, gating, shown), read, name,
-                     std::move(steps), scale.slope, scale.gate);
+                     std::move(steps), range, ctx.program.node(inputs[best->members[0]]).span);
   }
   return true;
+}
+
+// A lookup reading two numeric inputs along u1 + lambda*u2 (project_reads.cpp): every combination
+// of the one-hot inputs gates steps along that one read, at the midpoints between neighbouring
+// points whose outputs differ.
+void lower_projected(const LowerContext& ctx, const GroupTarget& target, const MlpJob& job, double sum, double square,
+                     double gain, Builder& builder) {
+  const std::vector<NodeId>& inputs = job.inputs;
+  std::map<Target, int> names;
+  std::vector<Target> outputs;
+  auto output_of = [&](const std::vector<Value>& assignment) {
+    Target out;
+    if (!target(assignment, out)) return -1;
+    auto [it, fresh] = names.emplace(std::move(out), int(outputs.size()));
+    if (fresh) outputs.push_back(it->first);
+    return it->second;
+  };
+  std::vector<ProjectedGroup> groups;
+  std::optional<ReadProjection> projection;
+  if (projected_points(ctx.inference, inputs, job.reads, ctx.options.max_len, output_of, groups))
+    projection = project_reads(groups, min_projected_half_gap(ctx.program, ctx.inference, inputs, job.reads));
+  if (!projection)
+    fail_at(ctx.program.node(job.node).span,
+            "internal: no line separates the values of this map's two numeric inputs, though the schedule found one");
+
+  std::vector<size_t> numeric, onehot;
+  for (size_t i = 0; i < inputs.size(); ++i) (job.reads[i] == ReadKind::OneHot ? onehot : numeric).push_back(i);
+  const double lambda = projection->lambda;
+  auto read_of = [&](size_t i) {
+    return job.reads[i] == ReadKind::Scratch ? ctx.unit(ctx.allocation.scratch.at(inputs[i])) : ctx.numeric_view(inputs[i]);
+  };
+  Functional read = read_of(numeric[0]);
+  for (const auto& [dim, w] : read_of(numeric[1])) read.push_back({dim, w * lambda});
+  std::ostringstream name;
+  name << ctx.program.label(inputs[numeric[0]]) << "+" << lambda << "*" << ctx.program.label(inputs[numeric[1]]);
+  auto scale_at = [&](const ProjectedPoint& p) {
+    return read_scale(ctx, {job.reads[numeric[0]] == ReadKind::Scratch ? p.u1 : 0.0,
+                            job.reads[numeric[1]] == ReadKind::Scratch ? p.u2 : 0.0},
+                      sum, square, gain);
+  };
+
+  // The points of every group along the line.
+  ReadRange range;
+  std::vector<std::vector<StepLevel>> lines(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::vector<ProjectedPoint>& points = groups[g].points;
+    std::sort(points.begin(), points.end(), [&](const ProjectedPoint& a, const ProjectedPoint& b) {
+      return a.u1 + lambda * a.u2 < b.u1 + lambda * b.u2;
+    });
+    for (size_t j = 0; j < points.size(); ++j) {
+      const ProjectedPoint& p = points[j];
+      double t = p.u1 + lambda * p.u2;
+      range.add(t, scale_at(p));
+      lines[g].push_back({t,
+                          "(" + to_display(p.assignment[numeric[0]]) + "," + to_display(p.assignment[numeric[1]]) + ")",
+                          outputs[size_t(p.output)], true});
+    }
+  }
+
+  std::vector<NodeId> onehot_inputs;
+  std::vector<CategoricalView> views;
+  for (size_t i : onehot) onehot_inputs.push_back(inputs[i]), views.push_back(ctx.categorical_view(inputs[i]));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    Functional matched;
+    std::vector<Value> shown;
+    for (size_t a = 0; a < onehot.size(); ++a) {
+      size_t digit = groups[g].onehot_digits[a];
+      shown.push_back(views[a].values[digit]);
+      for (const auto& entry : views[a].read[digit]) matched.push_back(entry);
+    }
+    emit_gated_steps(ctx, builder, matched, onehot.size(), combination_label(ctx, onehot_inputs, shown), read,
+                     name.str(), std::move(lines[g]), range, ctx.program.node(job.node).span);
+  }
 }
 
 void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs, double sum, double square,
@@ -309,6 +379,8 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
   const std::vector<NodeId>& inputs = first.inputs;
   GroupTarget target{ctx, jobs};
   const Span& where = ctx.program.node(first.node).span;
+
+  if (first.projected) return lower_projected(ctx, target, first, sum, square, gain, builder);
 
   std::vector<size_t> categorical, numeric;
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -388,7 +460,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
   };
   std::vector<Level> levels;
   Functional numeric_read;
-  double slope = 0, gate = 0;
+  ReadRange range;
   if (!numeric.empty()) {
     size_t i = numeric[0];
     NodeId id = inputs[i];
@@ -396,7 +468,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
       numeric_read = ctx.unit(ctx.allocation.scratch.at(id));
       for (const Value& v : ctx.info(id).values) {
         double w = number_of(v);
-        levels.push_back({v, 1.0 / (w + 1), read_scale(ctx, 1.0 / (w + 1), sum, square, gain)});
+        levels.push_back({v, 1.0 / (w + 1), read_scale(ctx, {1.0 / (w + 1)}, sum, square, gain)});
       }
     } else {
       numeric_read = ctx.numeric_view(id);
@@ -408,11 +480,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
     }
     std::sort(levels.begin(), levels.end(), [](const Level& a, const Level& b) { return a.read < b.read; });
     // Every read (the one dimension's too) is scaled alike, so the sign of u - t is exact.
-    std::vector<double> reads, scales;
-    for (const Level& l : levels) reads.push_back(l.read), scales.push_back(l.scale);
-    const StepScale scale = step_scale(reads, scales, where);
-    slope = scale.slope;
-    gate = scale.gate;
+    for (const Level& l : levels) range.add(l.read, l.scale);
   }
 
   if (numeric.empty() && lower_through_sum(ctx, target, inputs, views, combinations, builder)) return;
@@ -432,7 +500,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
     if (levels.empty()) {
       steps.emplace_back();
       steps[0].defined = target(assignment, steps[0].out);
-      emit_gated_steps(ctx, builder, matched, m, label, {}, "", std::move(steps), 0, 0);
+      emit_gated_steps(ctx, builder, matched, m, label, {}, "", std::move(steps), range, where);
       continue;
     }
     size_t ni = numeric[0];
@@ -458,7 +526,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
       steps.push_back(std::move(step));
     }
     emit_gated_steps(ctx, builder, matched, m, label, numeric_read, ctx.program.label(inputs[ni]), std::move(steps),
-                     slope, gate);
+                     range, where);
   }
 }
 
@@ -473,7 +541,8 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
   for (const MlpJob& job : jobs) {
     bool placed = false;
     for (auto& group : groups)
-      if (group.front()->inputs == job.inputs && group.front()->reads == job.reads) {
+      if (group.front()->inputs == job.inputs && group.front()->reads == job.reads &&
+          group.front()->projected == job.projected) {
         group.push_back(&job);
         placed = true;
         break;

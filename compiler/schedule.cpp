@@ -180,8 +180,12 @@ class Scheduler {
       if (program_.node(s).kind == NodeKind::SelectorWidth) reads[i] = ReadKind::Scratch, ++numeric_reads;
       else if (encoding(s) == Encoding::Numerical) reads[i] = ReadKind::Numeric, ++numeric_reads;
     }
-    // One MLP discretises one numeric input; with more, selector widths are read as one-hots.
-    if (numeric_reads > 1)
+    // One MLP discretises one numeric input, or two of them along one line where a selector
+    // width is among them (project_reads.cpp); otherwise selector widths are read as one-hots.
+    bool projected = numeric_reads == 2 && std::count(reads.begin(), reads.end(), ReadKind::Scratch) > 0 &&
+                     same_block_scratch(support, reads) &&
+                     reads_project(program_, inference_, id, support, reads, options_.max_len);
+    if (numeric_reads > 1 && !projected)
       for (size_t i = 0; i < support.size(); ++i)
         if (reads[i] == ReadKind::Scratch) reads[i] = ReadKind::OneHot;
     int t = 0;
@@ -189,7 +193,7 @@ class Scheduler {
     int b = t / 2 + 1;
     // A scratch value lives only in its own block: later blocks read the one-hot.
     for (size_t i = 0; i < support.size(); ++i)
-      if (reads[i] == ReadKind::Scratch && s_.block_of[support[i]] != b) reads[i] = ReadKind::OneHot;
+      if (reads[i] == ReadKind::Scratch && s_.block_of[support[i]] != b) reads[i] = ReadKind::OneHot, projected = false;
     t = 0;
     for (size_t i = 0; i < support.size(); ++i) t = std::max(t, time_of(i));
     b = t / 2 + 1;
@@ -199,10 +203,23 @@ class Scheduler {
     s_.block_of[id] = b;
     s_.ready[id] = 2 * b;
     s_.blocks = std::max(s_.blocks, b);
-    add_job(b, MlpJob{id, support, reads, false});
+    add_job(b, MlpJob{id, support, reads, false, projected});
     s_.why[id] = "an MLP in block " + std::to_string(b) + " (a lookup over " + std::to_string(support.size()) +
-                 " input" + (support.size() == 1 ? "" : "s") + "): its inputs are ready " +
+                 " input" + (support.size() == 1 ? "" : "s") +
+                 (projected ? ", two of them read along one line" : "") + "): its inputs are ready " +
                  (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));
+  }
+
+  // The numeric reads that are selector widths' scratch values are all in one block (a scratch
+  // value lives only in its own block, so only then can one MLP read them all).
+  bool same_block_scratch(const std::vector<NodeId>& support, const std::vector<ReadKind>& reads) const {
+    int block = -1;
+    for (size_t i = 0; i < support.size(); ++i) {
+      if (reads[i] != ReadKind::Scratch) continue;
+      if (block >= 0 && s_.block_of[support[i]] != block) return false;
+      block = s_.block_of[support[i]];
+    }
+    return true;
   }
 
   void add_job(int b, MlpJob job) {

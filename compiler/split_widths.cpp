@@ -122,6 +122,7 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
       width.span = node.span;
       width.name = name + "_" + std::to_string(++k);
       width.inputs = {remap[size_t(part)]};
+      width.disjoint_part_of = int(id);
       out.nodes.push_back(std::move(width));
       NodeId w = NodeId(out.nodes.size() - 1);
       if (sum < 0) {

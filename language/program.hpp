@@ -71,6 +71,9 @@ struct Node {
   std::vector<Value> table_values; // Elementwise LookupTable
   Comparison comparison = Comparison::Eq;  // Select
   Value default_value;             // Aggregate (0 unless given)
+  // SelectorWidth, set by the compiler: the parts of one width split over disjoint selectors share
+  // this tag (compiler/split_widths.cpp), so their sum is at most the keys a query sees.
+  int disjoint_part_of = -1;
 
   bool is_selector() const {
     return kind == NodeKind::Select || kind == NodeKind::SelectAnd || kind == NodeKind::SelectOr ||

@@ -81,7 +81,10 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--output", options->output_name, "The s-op to compare on (default: the program's last expression)");
   cmd->add_option("-o", options->prefix, "Also write PREFIX.md, PREFIX.json and PREFIX.svg");
   cmd->add_flag("--causal", options->causal, "Causal mask and causal program semantics (default: the program header's)");
-  cmd->add_option("--verify-samples", options->verify_samples, "Random inputs the compiler's verification checks")
+  // 20,000: the exhaustive limit run_comparison gives the compiler (trainer/compare.cpp).
+  cmd->add_option("--verify-samples", options->verify_samples,
+                  "Random inputs the compiler's verification checks at each length beyond the exhaustive ones "
+                  "(those with at most 20,000 inputs up to them)")
       ->capture_default_str();
   add_shape_options(*cmd, options->shape, /*with_model_shape=*/false);
   add_training_options(*cmd, options->training);

@@ -113,12 +113,13 @@ void add_compile_command(CLI::App& app) {
         fail_file("--dump-after", "unknown pass \"" + args->dump_after +
                                       "\"; the passes are infer, simplify, schedule, allocate, lower, assemble, verify");
       options.dump_after = args->dump_after;
+      // Printed at once: when a later pass refuses the program, the dump comes before the error.
+      options.on_dump = [](const std::string& dump) { std::cout << dump << std::flush; };
     }
     EvaluateOptions evaluate_options;
     evaluate_options.output_name = args->output_name;
     Program program = evaluate_program(source, evaluate_options);
     CompileResult result = compile_program(program, options);
-    if (!result.dump.empty()) std::cout << result.dump;
     if (args->explain) std::cout << result.explanation;
     std::cout << describe_report(result.report, result.model);
     if (result.report.mismatches > 0 && !args->force)

@@ -76,6 +76,29 @@ TEST_CASE("compile cli: --dump-after and --explain") {
                    "lower, assemble, verify\n");
 }
 
+// Lowering refuses this program (a categorical aggregate of a numerical s-op), after scheduling and
+// allocation have run: their dumps are what a user reads to see why, so they come before the error.
+TEST_CASE("compile cli: --dump-after prints the pass's result even when a later pass refuses") {
+  write("late.rasp", "f = aggregate(full_s, indicator(tokens == \"a\"));\n"
+                     "categorical(aggregate(select(indices, indices, ==), f));\n");
+  const std::string refusal =
+      "late.rasp:2:13: error: a categorical aggregate cannot copy a numerical s-op; drop categorical() or make the "
+      "value categorical\n"
+      "  categorical(aggregate(select(indices, indices, ==), f));\n"
+      "              ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n";
+  Result r = raspc_cli("compile late.rasp --vocab abc --max-len 4 --dump-after=schedule");
+  CHECK(r.code == 1);
+  CHECK(r.out ==
+        "# schedule: 2 blocks\nblock 1\n  attention: f\n  mlp: (none)\nblock 2\n  attention: aggregate#9\n  mlp: (none)\n");
+  CHECK(r.err == refusal);
+  Result allocate = raspc_cli("compile late.rasp --vocab abc --max-len 4 --dump-after=allocate");
+  CHECK(allocate.code == 1);
+  CHECK(allocate.out.rfind("# allocate: ", 0) == 0);
+  CHECK(allocate.out.find("\tf\n") != std::string::npos);
+  CHECK(allocate.out.find("\taggregate#9:1/4\n") != std::string::npos);
+  CHECK(allocate.err == refusal);
+}
+
 TEST_CASE("compile cli: Tracr-style models and causal mode") {
   Result r = raspc_cli("compile programs/frac_prevs.rasp --max-len 6 --causal --no-layernorm --activation relu");
   CHECK(r.code == 0);

@@ -1,10 +1,11 @@
-# The compiler's long sweep (label `long`, outside the default suite): histogram, sort and reverse
-# at maximum length 64: exhaustive up to 10^5 inputs, then 10^4 random inputs of every longer length.
+# The compiler's long sweeps (label `long`, outside the default suite): histogram, sort and reverse
+# at maximum length 64, exhaustive up to 10^5 inputs, then 10^4 random inputs of every longer
+# length; the Dyck programs causal at 8; long_addition over its whole vocabulary at 8 and 16.
+# One CTest entry per test case, so that each can be run (and timed) alone with -R.
 add_executable(test_compiler_long ${CMAKE_SOURCE_DIR}/tests/compiler/long/test_long_compile.cpp
                $<TARGET_OBJECTS:raspc_catch_main>)
 target_link_libraries(test_compiler_long PRIVATE raspc_compiler Catch2::Catch2)
 target_compile_definitions(test_compiler_long PRIVATE RASPC_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
                            RASPC_SHARED_DIR="${RASPC_SHARED_DIR}")
 target_include_directories(test_compiler_long PRIVATE ${CMAKE_SOURCE_DIR}/tests/compiler)
-add_test(NAME "compiler: long sweeps at max length 64" COMMAND test_compiler_long)
-set_tests_properties("compiler: long sweeps at max length 64" PROPERTIES LABELS long)
+catch_discover_tests(test_compiler_long TEST_PREFIX "compiler long: " PROPERTIES LABELS long)

@@ -38,7 +38,7 @@ bool same_output(const std::string& expected, const std::string& got) {
     return false;
   }
   // The verification's tolerance for numerical outputs (compiler/verify.cpp): float32 LayerNorm
-  // around the anchor dimension leaves errors of a few 1e-5.
+  // around the anchor dimension leaves errors of a few 1e-6.
   return std::fabs(want - have) <= 1e-3 * std::max(1.0, std::fabs(want));
 }
 

@@ -94,14 +94,80 @@ TEST_CASE("infer: a map of indices and of values shared by every position select
 }
 
 TEST_CASE("lower: a lookup whose numeric inputs enter through a sum steps along the sum") {
-  // The library's sort adds two selector widths (keys before, equal keys earlier): a table over
-  // both widths would be 17 x 17 units at max length 16, steps along w1 + w2 are 2 per sum.
+  // The library's sort adds two selector widths (keys before, equal keys earlier). At max length
+  // 32 no line separates the width pairs by the float32 bound (project_reads.cpp), so the widths
+  // become one-hots (a step pair per value, 33 values each) and the next MLP adds them: a table
+  // over both would be hundreds of units, steps along w1 + w2 are 2 per sum (0..32).
   ProgramFile f = load_program("sort");
-  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional);
+  CompileOptions o = test_options(header_vocabulary(f.header), 32, Mode::Bidirectional, 20);
   CompileResult r = compile_program(f.program, o);
   INFO(r.report.first_mismatch);
   CHECK(r.report.mismatches == 0);
-  CHECK(r.report.n_inner <= 64);
+  CHECK(r.report.layers == 3);
+  CHECK(r.report.n_inner <= 2 * 2 * 33);
+}
+
+TEST_CASE("lower: two selector widths of one block are read along one line") {
+  ProgramFile f = load_program("sort");
+  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional);
+  o.dump_after = "schedule";
+  CompileResult r = compile_program(f.program, o);
+  INFO(r.report.first_mismatch);
+  CHECK(r.report.mismatches == 0);
+  CHECK(r.report.layers == 2);
+  CHECK_THAT(r.dump, Catch::Contains("map#9(selector_width#7_1 as 1/(w+1), selector_width#7_2 as 1/(w+1)) projected"));
+  // The two widths count disjoint sets of keys, so they add up to at most 16: 153 pairs can occur
+  // (not 17 x 17), and the sum takes 17 values (not 33).
+  o.dump_after = "allocate";
+  o.verify = false;
+  CompileResult a = compile_program(f.program, o);
+  CHECK_THAT(a.dump, Catch::Contains("\tmap#9:16\n"));
+  CHECK_THAT(a.dump, !Catch::Contains("\tmap#9:17\n"));
+  // The sum's steps sit between neighbours on the line with different sums: at most one step
+  // (two units) per pair; and each width's eraser, a step per width.
+  CHECK(r.report.n_inner <= 2 * 153 + 2 * 2 * 17);
+
+  // most_freq sorts keys an MLP computed: its widths carry more rounding, so the line needs wider
+  // gaps (kMinProjectedHalfGapAfterMlp), which max length 8 has and 16 has not.
+  ProgramFile m = load_program("most_freq");
+  for (auto [max_len, blocks] : {std::pair{8, 3}, std::pair{16, 4}}) {
+    CompileOptions mo = test_options(header_vocabulary(m.header), max_len, Mode::Bidirectional);
+    CompileResult mr = compile_program(m.program, mo);
+    INFO("most_freq at max length " << max_len << ": " << mr.report.first_mismatch);
+    CHECK(mr.report.mismatches == 0);
+    CHECK(mr.report.layers == blocks);
+  }
+}
+
+TEST_CASE("project_reads separates the points whose outputs differ, widest first") {
+  using compiler::ProjectedGroup;
+  auto point = [](double w1, double w2, int output) {
+    return compiler::ProjectedPoint{1 / (w1 + 1), 1 / (w2 + 1), output, {}};
+  };
+  // w1 + w2 over widths 0..2: mirrored pairs have equal sums, so lambda = 1 may fold them.
+  ProjectedGroup sums;
+  for (int a = 0; a <= 2; ++a)
+    for (int b = 0; b <= 2; ++b) sums.points.push_back(point(a, b, a + b));
+  std::optional<compiler::ReadProjection> p = compiler::project_reads({sums}, compiler::kMinProjectedHalfGap);
+  REQUIRE(p.has_value());
+  CHECK(p->half_gap >= compiler::kMinProjectedHalfGap);
+  // Every neighbour with a different output is at least twice the half-gap away.
+  std::vector<std::pair<double, int>> line;
+  for (const auto& q : sums.points) line.push_back({q.u1 + p->lambda * q.u2, q.output});
+  std::sort(line.begin(), line.end());
+  for (size_t j = 1; j < line.size(); ++j)
+    if (line[j].second != line[j - 1].second)
+      CHECK(line[j].first - line[j - 1].first >= 2 * p->half_gap * std::max(1.0, p->lambda) * (1 - 1e-9));
+
+  // The same point with two outputs: no line separates them.
+  ProjectedGroup clash;
+  clash.points = {point(1, 2, 0), point(1, 2, 1), point(0, 0, 2)};
+  CHECK_FALSE(compiler::project_reads({clash}, compiler::kMinProjectedHalfGap).has_value());
+
+  // Points closer than the float32 bound on every line: refused.
+  ProjectedGroup crowded;
+  crowded.points = {{0.5, 0.5, 0, {}}, {0.5 + 1e-6, 0.5 + 1e-6, 1, {}}};
+  CHECK_FALSE(compiler::project_reads({crowded}, compiler::kMinProjectedHalfGap).has_value());
 }
 
 TEST_CASE("simplify merges equal nodes and drops dead ones") {
