@@ -189,6 +189,83 @@ void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functiona
   }
 }
 
+// What a lookup over one-hot inputs writes for each of its combinations, once.
+struct TableOutputs {
+  std::vector<Target> out;
+  std::vector<uint8_t> defined;
+
+  TableOutputs(const GroupTarget& target, const std::vector<CategoricalView>& views,
+               const std::vector<JointCombination>& combinations)
+      : out(combinations.size()), defined(combinations.size()) {
+    std::vector<Value> assignment(views.size());
+    for (size_t c = 0; c < combinations.size(); ++c) {
+      for (size_t i = 0; i < views.size(); ++i) assignment[i] = views[i].values[combinations[c].digits[i]];
+      defined[c] = target(assignment, out[c]);
+    }
+  }
+  bool same(size_t a, size_t b) const {
+    if (defined[a] != defined[b] || out[a].size() != out[b].size()) return false;
+    for (auto x = out[a].begin(), y = out[b].begin(); x != out[a].end(); ++x, ++y)
+      if (x->first != y->first || std::fabs(x->second - y->second) > 1e-12) return false;
+    return true;
+  }
+};
+
+// A lookup over one-hot inputs only where, with the others fixed, one input often does not matter
+// (`shown = filler if seen_before else tokens`: once seen, every token gives the filler): one gate
+// over the other inputs stands for all of that input's values there. False (nothing emitted) when
+// no input saves a unit.
+bool lower_with_free_input(const LowerContext& ctx, const GroupTarget& target, const std::vector<NodeId>& inputs,
+                           const std::vector<CategoricalView>& views, const std::vector<JointCombination>& combinations,
+                           const Span& where, Builder& builder) {
+  const size_t n = inputs.size();
+  if (n < 2) return false;
+  const TableOutputs table(target, views, combinations);
+  auto uniform = [&](const std::vector<size_t>& members) {
+    for (size_t c : members)
+      if (!table.same(c, members[0])) return false;
+    return true;
+  };
+  using Groups = std::map<std::vector<size_t>, std::vector<size_t>>;  // the other inputs' digits -> combinations
+  size_t free = n, fewest = combinations.size();
+  Groups chosen;
+  for (size_t f = 0; f < n; ++f) {
+    Groups groups;
+    for (size_t c = 0; c < combinations.size(); ++c) {
+      std::vector<size_t> rest = combinations[c].digits;
+      rest.erase(rest.begin() + long(f));
+      groups[rest].push_back(c);
+    }
+    size_t units = 0;
+    for (const auto& [rest, members] : groups) units += uniform(members) ? 1 : members.size();
+    if (units < fewest) fewest = units, free = f, chosen = std::move(groups);
+  }
+  if (free == n) return false;
+
+  auto emit = [&](const std::vector<size_t>& digits, size_t skip, size_t c) {
+    Functional matched;
+    std::vector<NodeId> read;
+    std::vector<Value> shown;
+    for (size_t i = 0; i < n; ++i) {
+      if (i == skip) continue;
+      read.push_back(inputs[i]);
+      shown.push_back(views[i].values[digits[i]]);
+      for (const auto& entry : views[i].read[digits[i]]) matched.push_back(entry);
+    }
+    StepLevel level;
+    level.out = table.out[c];
+    level.defined = table.defined[c];
+    emit_gated_steps(ctx, builder, matched, read.size(), combination_label(ctx, read, shown), {}, "", {level},
+                     ReadRange{}, where);
+  };
+  for (const auto& [rest, members] : chosen) {
+    if (uniform(members)) emit(combinations[members[0]].digits, free, members[0]);
+    else
+      for (size_t c : members) emit(combinations[c].digits, n, c);
+  }
+  return true;
+}
+
 // A lookup over categorical inputs some of which, numbers all, enter only through a signed sum
 // (`indices + length - p`, `w1 + w2`, `indices > p`): the sum is read linearly, so the other inputs'
 // combinations gate steps along it, instead of a unit per combination of them all. False (nothing
@@ -206,20 +283,7 @@ bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const
   }
   if (numbers.size() < 2) return false;
 
-  // Every combination's output, once.
-  std::vector<Target> outs(combinations.size());
-  std::vector<uint8_t> defined(combinations.size());
-  std::vector<Value> assignment(n);
-  for (size_t c = 0; c < combinations.size(); ++c) {
-    for (size_t i = 0; i < n; ++i) assignment[i] = views[i].values[combinations[c].digits[i]];
-    defined[c] = target(assignment, outs[c]);
-  }
-  auto same = [&](size_t a, size_t b) {
-    if (defined[a] != defined[b] || outs[a].size() != outs[b].size()) return false;
-    for (auto x = outs[a].begin(), y = outs[b].begin(); x != outs[a].end(); ++x, ++y)
-      if (x->first != y->first || std::fabs(x->second - y->second) > 1e-12) return false;
-    return true;
-  };
+  const TableOutputs table(target, views, combinations);
 
   struct Sum {
     std::vector<size_t> members;
@@ -240,7 +304,7 @@ bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const
         else rest.push_back(combinations[c].digits[i]);
       }
       auto [it, fresh] = sum.levels[rest].emplace(u, c);
-      if (!fresh && !same(it->second, c)) return false;
+      if (!fresh && !table.same(it->second, c)) return false;
       sum.count += fresh;
     }
     return true;
@@ -292,7 +356,7 @@ bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const
     for (const auto& [u, c] : levels) {
       std::ostringstream text;
       text << u;
-      steps.push_back({u, text.str(), outs[c], bool(defined[c])});
+      steps.push_back({u, text.str(), table.out[c], bool(table.defined[c])});
     }
     emit_gated_steps(ctx, builder, matched, gating.size(), combination_label(ctx, gating, shown), read, name,
                      std::move(steps), range, ctx.program.node(inputs[best->members[0]]).span);
@@ -373,6 +437,23 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
   }
 }
 
+// A selector width's eraser when nothing else reads its scratch value as a one-hot (a projected
+// read): one unit in GELU's linear regime writes -u, instead of a step per width. LayerNorm scales
+// the read by s, within about 2e-6 of 1 beside the anchor, so (1 - s)(u + offset), a few 1e-5 at
+// most, stays in the scratch dimension, which nothing reads again.
+void erase_scratch_linearly(const LowerContext& ctx, NodeId width, double sum, double square, double gain,
+                            Builder& builder) {
+  double smallest_scale = 1e30;
+  for (const Value& v : ctx.info(width).values)
+    smallest_scale = std::min(smallest_scale, read_scale(ctx, {1.0 / (number_of(v) + 1.0)}, sum, square, gain));
+  const int dim = ctx.allocation.scratch.at(width);
+  const double offset = kStepMargin / smallest_scale;
+  builder.unit({{dim, 1.0}, {ctx.allocation.one, offset}}, 0.0, Target{{dim, -1.0}},
+               ctx.program.label(width) + "[erase]");
+  builder.proj_bias[dim] += offset;
+  builder.min_margin = std::min(builder.min_margin, kStepMargin);
+}
+
 void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs, double sum, double square,
                  double gain, Builder& builder) {
   const MlpJob& first = *jobs.front();
@@ -381,6 +462,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
   const Span& where = ctx.program.node(first.node).span;
 
   if (first.projected) return lower_projected(ctx, target, first, sum, square, gain, builder);
+  if (jobs.size() == 1 && first.erase_scratch) return erase_scratch_linearly(ctx, first.node, sum, square, gain, builder);
 
   std::vector<size_t> categorical, numeric;
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -484,6 +566,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
   }
 
   if (numeric.empty() && lower_through_sum(ctx, target, inputs, views, combinations, builder)) return;
+  if (numeric.empty() && lower_with_free_input(ctx, target, inputs, views, combinations, where, builder)) return;
 
   std::vector<Value> assignment(inputs.size());
   for (const JointCombination& combination : combinations) {

@@ -139,6 +139,17 @@ TEST_CASE("lower: two selector widths of one block are read along one line") {
   }
 }
 
+TEST_CASE("lower: a lookup gates once over the inputs that matter where one input does not") {
+  // Where tokens == "a" the index does not matter: one gate for that, and one per (token, index)
+  // elsewhere, 1 + 3 x 8 units instead of 4 x 8.
+  Program p = program_from_text("shown = \"_\" if tokens == \"a\" else indices;\nshown;\n");
+  CompileOptions o = test_options(parse_vocabulary("abcd"), 8, Mode::Bidirectional);
+  CompileResult r = compile_program(p, o);
+  INFO(r.report.first_mismatch);
+  CHECK(r.report.mismatches == 0);
+  CHECK(r.report.n_inner == 1 + 3 * 8);
+}
+
 TEST_CASE("project_reads separates the points whose outputs differ, widest first") {
   using compiler::ProjectedGroup;
   auto point = [](double w1, double w2, int output) {
