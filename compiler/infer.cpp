@@ -443,22 +443,31 @@ class Inferrer {
     for (NodeId s : support)
       if (info(s).encoding == Encoding::Numerical) numerical_input = true, ++numerical_inputs;
     if (enumerable) {
-      std::vector<Value> values;
-      std::vector<std::vector<Value>> at(combinations.empty() || combinations[0].positions.empty()
-                                             ? 0
-                                             : size_t(options_.max_len));
+      // Each distinct value once, and by position which of them occur there: a table has many
+      // more combinations than values (long_addition's carries: 10^5 of them, 2 values).
+      std::map<Value, size_t, ValueLess> index_of;
+      const bool positional = !combinations.empty() && !combinations[0].positions.empty();
+      std::vector<std::vector<uint8_t>> occurs_at(positional ? size_t(options_.max_len) : 0);
       std::vector<Value> assignment(support.size());
       for (const JointCombination& c : combinations) {
         for (size_t i = 0; i < support.size(); ++i) assignment[i] = info(support[i]).values[c.digits[i]];
         Value v;
         if (!evaluate_fused(program_, id, support, assignment, v)) continue;
-        values.push_back(v);
-        for (int p : c.positions) at[size_t(p)].push_back(v);
+        size_t index = index_of.emplace(std::move(v), index_of.size()).first->second;
+        for (int p : c.positions) {
+          std::vector<uint8_t>& here = occurs_at[size_t(p)];
+          if (here.size() <= index) here.resize(index + 1, 0);
+          here[index] = 1;
+        }
       }
-      out.values = sorted_unique(std::move(values));
-      if (out.values.empty())
+      if (index_of.empty())
         fail_at(node.span, "this expression is undefined on every input (every combination of its inputs fails)");
-      for (std::vector<Value>& here : at) out.by_position.push_back(sorted_unique(std::move(here)));
+      for (const auto& [v, index] : index_of) out.values.push_back(v);  // sorted by ValueLess
+      for (const std::vector<uint8_t>& here : occurs_at) {
+        std::vector<Value>& at = out.by_position.emplace_back();
+        for (const auto& [v, index] : index_of)
+          if (index < here.size() && here[index]) at.push_back(v);
+      }
     } else {
       out.values_known = false;
       // Bounds from the corners of the inputs' bounds: exact for the affine maps that numerical
