@@ -98,7 +98,10 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
 
   Schedule placed = schedule(program, inference, options);
   if (wants("schedule")) deliver(dump_schedule(program, placed));
-  if (options.explain) result.explanation = explain(program, inference, placed);
+  if (options.explain) {
+    result.explanation = explain(program, inference, placed);
+    if (options.on_explanation) options.on_explanation(result.explanation);
+  }
 
   Allocation allocation = allocate(program, inference, placed, options);
   if (wants("allocate")) deliver(dump_allocation(allocation));

@@ -32,6 +32,8 @@ struct CompileOptions {
   // refusal in lower), and that is when the dump is wanted most.
   std::function<void(const std::string&)> on_dump;
   bool explain = false;      // fill CompileResult::explanation
+  // Called with the explanation as soon as the schedule exists (before lowering may refuse).
+  std::function<void(const std::string&)> on_explanation;
 };
 
 struct CompileReport {

@@ -107,6 +107,8 @@ void add_compile_command(CLI::App& app) {
     options.device = parse_device(args->device);
     options.source_text = source->text;
     options.explain = args->explain;
+    // Printed at once too: why each s-op got its encoding and block is what explains a refusal.
+    options.on_explanation = [](const std::string& text) { std::cout << text << std::flush; };
     if (!args->dump_after.empty()) {
       const auto& names = compiler_pass_names();
       if (std::find(names.begin(), names.end(), args->dump_after) == names.end())
@@ -120,7 +122,6 @@ void add_compile_command(CLI::App& app) {
     evaluate_options.output_name = args->output_name;
     Program program = evaluate_program(source, evaluate_options);
     CompileResult result = compile_program(program, options);
-    if (args->explain) std::cout << result.explanation;
     std::cout << describe_report(result.report, result.model);
     if (result.report.mismatches > 0 && !args->force)
       fail_file(args->file, "verification found " + std::to_string(result.report.mismatches) +

@@ -97,6 +97,10 @@ TEST_CASE("compile cli: --dump-after prints the pass's result even when a later 
   CHECK(allocate.out.find("\tf\n") != std::string::npos);
   CHECK(allocate.out.find("\taggregate#9:1/4\n") != std::string::npos);
   CHECK(allocate.err == refusal);
+  Result explained = raspc_cli("compile late.rasp --vocab abc --max-len 4 --explain");
+  CHECK(explained.code == 1);
+  CHECK(explained.out.find("f: numerical, because") != std::string::npos);
+  CHECK(explained.err == refusal);
 }
 
 TEST_CASE("compile cli: Tracr-style models and causal mode") {
