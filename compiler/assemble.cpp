@@ -29,7 +29,7 @@ std::vector<std::string> snappable_values(const SopInfo& info) {
   std::vector<std::pair<double, std::string>> numbers;
   for (const Value& v : info.values) {
     if (v.is_string()) return {};
-    numbers.emplace_back(v.is_bool() ? (v.boolean ? 1.0 : 0.0) : v.number.to_double(), to_display(v));
+    numbers.emplace_back(number_of(v), to_display(v));
   }
   // value_less puts numbers before bools, so 1 and True may both be present and far apart.
   std::stable_sort(numbers.begin(), numbers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -20,6 +20,9 @@
 
 namespace raspc::compiler {
 
+// The number a value stands for in the residual stream (True 1, False 0; not for strings).
+inline double number_of(const Value& v) { return v.is_bool() ? (v.boolean ? 1.0 : 0.0) : v.number.to_double(); }
+
 // The largest value set a categorical s-op (or a numerical one that must be discretised) may have:
 // each value costs a residual dimension or an MLP threshold. Larger sets are refused at the s-op.
 constexpr size_t kValueSetLimit = 2048;

@@ -320,7 +320,7 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
     } else {
       values.push_back(ctx.numeric_view(node.inputs[1]));
       const Value& d = node.default_value;
-      bos_target.push_back(d.is_bool() ? (d.boolean ? 1.0 : 0.0) : d.number.to_double());
+      bos_target.push_back(number_of(d));
       out_dims.push_back(ctx.allocation.numeric.at(id));
     }
     int dv = int(values.size());

@@ -35,7 +35,6 @@ void add_into(Target& into, const Target& t, double scale) {
 
 bool same_value(const Value& a, const Value& b) { return !value_less(a, b) && !value_less(b, a); }
 
-double number_of(const Value& v) { return v.is_bool() ? (v.boolean ? 1.0 : 0.0) : v.number.to_double(); }
 
 struct Builder {
   const LowerContext& ctx;

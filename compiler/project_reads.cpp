@@ -58,8 +58,7 @@ double half_gap_at(const std::vector<ProjectedGroup>& groups, double lambda,
 // What a lookup reads for one input value: 1/(w+1) for a selector width's scratch, the number
 // itself for a numerical s-op.
 double numeric_read_value(ReadKind read, const Value& v) {
-  double x = v.is_bool() ? (v.boolean ? 1.0 : 0.0) : v.number.to_double();
-  return read == ReadKind::Scratch ? 1.0 / (x + 1.0) : x;
+  return read == ReadKind::Scratch ? 1.0 / (number_of(v) + 1.0) : number_of(v);
 }
 
 }  // namespace

@@ -41,8 +41,6 @@ std::string describe_outputs(const std::vector<std::string>& values) {
   return "[" + s + "]";
 }
 
-double number_of(const Value& v) { return v.is_bool() ? (v.boolean ? 1.0 : 0.0) : v.number.to_double(); }
-
 // What one batch found; batches are checked in parallel and their tallies added up in input order,
 // so the report (the first mismatch included) does not depend on the number of threads.
 struct Tally {
@@ -207,7 +205,7 @@ class Pool {
  public:
   Pool(const Program& p, const Inference& i, const Schedule& s, const Allocation& a, const Model& m,
        const CompileOptions& o, CompileReport& r)
-      : program_(p), inference_(i), schedule_(s), allocation_(a), model_(m), options_(o), report_(r) {
+      : report_(r) {
     checkers_.push_back(std::make_unique<Checker>(p, i, s, a, m, o));
     // One CUDA device runs one batch at a time; the CPU forward is single-threaded (Eigen without
     // OpenMP), so a thread per core each running whole batches uses them all: 1.8 times as fast
@@ -226,9 +224,9 @@ class Pool {
     if (queue_.empty()) return;
     std::vector<Tally> tallies(queue_.size());
     const unsigned threads = std::min<unsigned>(threads_, unsigned(queue_.size()));
-    while (checkers_.size() < threads)
-      checkers_.push_back(
-          std::make_unique<Checker>(program_, inference_, schedule_, allocation_, model_, options_));
+    for (const Checker& first = *checkers_[0]; checkers_.size() < threads;)
+      checkers_.push_back(std::make_unique<Checker>(first.program, first.inference, first.schedule, first.allocation,
+                                                    first.model, first.options));
     std::atomic<size_t> next{0};
     std::vector<std::exception_ptr> errors(threads);
     auto work = [&](unsigned k) {
@@ -262,12 +260,6 @@ class Pool {
   }
 
  private:
-  const Program& program_;
-  const Inference& inference_;
-  const Schedule& schedule_;
-  const Allocation& allocation_;
-  const Model& model_;
-  const CompileOptions& options_;
   CompileReport& report_;
   unsigned threads_ = 1;
   std::vector<std::unique_ptr<Checker>> checkers_;

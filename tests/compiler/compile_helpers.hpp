@@ -36,6 +36,16 @@ inline ProgramFile load_program(const std::string& name) {
   return f;
 }
 
+// The message a compile refuses the program with, or "" when it compiles.
+inline std::string compile_error(const Program& program, const CompileOptions& options) {
+  try {
+    compile_program(program, options);
+    return "";
+  } catch (const UserError& e) {
+    return e.what();
+  }
+}
+
 // Exhaustive over every input up to length 6 (for a vocabulary of up to 6 symbols), then
 // `samples` random inputs at each longer length up to max_len. The default is far below the
 // compiler's 10^4: these tests compile dozens of programs at max length 16 and are about the
