@@ -86,7 +86,7 @@ std::string dump_schedule(const Program& program, const Schedule& schedule) {
         if (job.reads[i] == ReadKind::Scratch) out << " as 1/(w+1)";
         if (job.reads[i] == ReadKind::Numeric) out << " numeric";
       }
-      out << ")" << (job.projected ? " projected" : "");
+      out << ")" << (job.projected() ? " projected" : "");
     }
     out << "\n";
   }

@@ -129,7 +129,9 @@ struct MlpJob {
   std::vector<NodeId> inputs;       // its support
   std::vector<ReadKind> reads;      // by input
   bool erase_scratch = false;       // a selector width's eraser: writes -scratch
-  bool projected = false;           // two numeric reads, read as one along u1 + lambda*u2
+  // > 0: two numeric reads, read as one along u1 + projected_lambda*u2 (the schedule's line)
+  double projected_lambda = 0;
+  bool projected() const { return projected_lambda > 0; }
 };
 
 // Two numeric reads of one lookup read as one, u1 + lambda*u2 (project_reads.cpp). A point is a
@@ -165,9 +167,14 @@ bool projected_points(const Inference& inference, const std::vector<NodeId>& sup
 // The lambda that spreads the groups' points widest, when its half-gap is at least
 // `min_half_gap` and no two points with different outputs coincide.
 std::optional<ReadProjection> project_reads(const std::vector<ProjectedGroup>& groups, double min_half_gap);
-// Whether a lookup of `node` over `support` with `reads` (two numeric) can be read projected.
-bool reads_project(const Program& program, const Inference& inference, NodeId node,
-                   const std::vector<NodeId>& support, const std::vector<ReadKind>& reads, int max_len);
+// The half-gap of the groups' points along one lambda; negative where points with different
+// outputs coincide.
+double projected_half_gap(const std::vector<ProjectedGroup>& groups, double lambda);
+// The lambda along which a lookup of `node` over `support` with `reads` (two numeric) reads its
+// two numeric inputs as one, if any.
+std::optional<double> projection_for(const Program& program, const Inference& inference, NodeId node,
+                                     const std::vector<NodeId>& support, const std::vector<ReadKind>& reads,
+                                     int max_len);
 
 struct Schedule {
   int blocks = 0;

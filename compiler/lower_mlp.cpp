@@ -378,17 +378,17 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
     if (fresh) outputs.push_back(it->first);
     return it->second;
   };
+  // The schedule chose the line from this map's outputs; the group's (several maps of the same
+  // inputs) must keep their points as far apart.
+  const double lambda = job.projected_lambda;
   std::vector<ProjectedGroup> groups;
-  std::optional<ReadProjection> projection;
-  if (projected_points(ctx.inference, inputs, job.reads, ctx.options.max_len, output_of, groups))
-    projection = project_reads(groups, min_projected_half_gap(ctx.program, ctx.inference, inputs, job.reads));
-  if (!projection)
+  if (!projected_points(ctx.inference, inputs, job.reads, ctx.options.max_len, output_of, groups) ||
+      projected_half_gap(groups, lambda) < min_projected_half_gap(ctx.program, ctx.inference, inputs, job.reads))
     fail_at(ctx.program.node(job.node).span,
-            "internal: no line separates the values of this map's two numeric inputs, though the schedule found one");
+            "internal: the schedule's line does not keep this lookup's values apart");
 
   std::vector<size_t> numeric, onehot;
   for (size_t i = 0; i < inputs.size(); ++i) (job.reads[i] == ReadKind::OneHot ? onehot : numeric).push_back(i);
-  const double lambda = projection->lambda;
   auto read_of = [&](size_t i) {
     return job.reads[i] == ReadKind::Scratch ? ctx.unit(ctx.allocation.scratch.at(inputs[i])) : ctx.numeric_view(inputs[i]);
   };
@@ -460,7 +460,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
   GroupTarget target{ctx, jobs};
   const Span& where = ctx.program.node(first.node).span;
 
-  if (first.projected) return lower_projected(ctx, target, first, sum, square, gain, builder);
+  if (first.projected()) return lower_projected(ctx, target, first, sum, square, gain, builder);
   if (jobs.size() == 1 && first.erase_scratch) return erase_scratch_linearly(ctx, first.node, sum, square, gain, builder);
 
   std::vector<size_t> categorical, numeric;
@@ -624,7 +624,7 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
     bool placed = false;
     for (auto& group : groups)
       if (group.front()->inputs == job.inputs && group.front()->reads == job.reads &&
-          group.front()->projected == job.projected) {
+          group.front()->projected_lambda == job.projected_lambda) {
         group.push_back(&job);
         placed = true;
         break;

@@ -142,8 +142,14 @@ std::optional<ReadProjection> project_reads(const std::vector<ProjectedGroup>& g
   return best;
 }
 
-bool reads_project(const Program& program, const Inference& inference, NodeId node,
-                   const std::vector<NodeId>& support, const std::vector<ReadKind>& reads, int max_len) {
+double projected_half_gap(const std::vector<ProjectedGroup>& groups, double lambda) {
+  std::vector<std::pair<double, int>> line;
+  return half_gap_at(groups, lambda, line);
+}
+
+std::optional<double> projection_for(const Program& program, const Inference& inference, NodeId node,
+                                     const std::vector<NodeId>& support, const std::vector<ReadKind>& reads,
+                                     int max_len) {
   std::map<Value, int, ValueLess> names;
   auto output_of = [&](const std::vector<Value>& assignment) {
     Value v;
@@ -151,8 +157,11 @@ bool reads_project(const Program& program, const Inference& inference, NodeId no
     return names.emplace(v, int(names.size())).first->second;
   };
   std::vector<ProjectedGroup> groups;
-  return projected_points(inference, support, reads, max_len, output_of, groups) &&
-         project_reads(groups, min_projected_half_gap(program, inference, support, reads)).has_value();
+  if (!projected_points(inference, support, reads, max_len, output_of, groups)) return std::nullopt;
+  std::optional<ReadProjection> projection =
+      project_reads(groups, min_projected_half_gap(program, inference, support, reads));
+  if (!projection) return std::nullopt;
+  return projection->lambda;
 }
 
 }  // namespace raspc::compiler

@@ -182,9 +182,11 @@ class Scheduler {
     }
     // One MLP discretises one numeric input, or two of them along one line where a selector
     // width is among them (project_reads.cpp); otherwise selector widths are read as one-hots.
-    bool projected = numeric_reads == 2 && std::count(reads.begin(), reads.end(), ReadKind::Scratch) > 0 &&
-                     same_block_scratch(support, reads) &&
-                     reads_project(program_, inference_, id, support, reads, options_.max_len);
+    std::optional<double> line;
+    if (numeric_reads == 2 && std::count(reads.begin(), reads.end(), ReadKind::Scratch) > 0 &&
+        same_block_scratch(support, reads))
+      line = projection_for(program_, inference_, id, support, reads, options_.max_len);
+    bool projected = line.has_value();
     if (numeric_reads > 1 && !projected)
       for (size_t i = 0; i < support.size(); ++i)
         if (reads[i] == ReadKind::Scratch) reads[i] = ReadKind::OneHot;
@@ -203,7 +205,7 @@ class Scheduler {
     s_.block_of[id] = b;
     s_.ready[id] = 2 * b;
     s_.blocks = std::max(s_.blocks, b);
-    add_job(b, MlpJob{id, support, reads, false, projected});
+    add_job(b, MlpJob{id, support, reads, false, projected ? *line : 0.0});
     s_.why[id] = "an MLP in block " + std::to_string(b) + " (a lookup over " + std::to_string(support.size()) +
                  " input" + (support.size() == 1 ? "" : "s") +
                  (projected ? ", two of them read along one line" : "") + "): its inputs are ready " +
