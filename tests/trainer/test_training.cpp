@@ -38,6 +38,19 @@ TaskOptions task_options(const std::string& vocab, int max_len, int train_min, i
   return o;
 }
 
+// Trains with `s` and this seed, stopping at the first evaluation with every held-out position
+// right, and checks that one came.
+TrainResult check_learns_to_100(Task& task, TrainSettings s, uint64_t seed) {
+  s.eval_every = 50;
+  s.seed = seed;
+  s.stop_when_perfect = true;
+  TrainResult r = train_model(task, s);
+  INFO("seed " << seed << ": steps run " << r.steps_run << ", held-out token accuracy " << r.held_out.token_accuracy());
+  CHECK(r.steps_to_100 > 0);
+  CHECK(r.held_out.correct_positions == r.held_out.positions);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("the training forward gives the runtime backend's logits") {
@@ -196,13 +209,8 @@ TEST_CASE("a trained model learns histogram to 100% held-out accuracy") {
     s.learning_rate = 2e-3f;
     s.weight_decay = 1.0f;
     s.steps = 3000;
-    s.eval_every = 50;
-    s.seed = seed;
-    s.stop_when_perfect = true;
-    TrainResult r = train_model(task, s);
-    INFO("seed " << seed << ": steps run " << r.steps_run << ", held-out token accuracy " << r.held_out.token_accuracy());
-    CHECK(r.steps_to_100 > 0);
-    CHECK(r.held_out.correct_positions == r.held_out.positions);
+    TrainResult r = check_learns_to_100(task, s, seed);
+    INFO("seed " << seed);
     CHECK(r.held_out.correct_sequences == r.held_out.sequences);
     CHECK(r.held_out.sequences == 0 + 4 + 16 + 64);  // as in the test of the held-out set above
   }
@@ -221,12 +229,6 @@ TEST_CASE("a trained model learns aab to 100% held-out accuracy") {
     s.batch = 32;
     s.learning_rate = 1e-2f;
     s.steps = 1000;
-    s.eval_every = 50;
-    s.seed = seed;
-    s.stop_when_perfect = true;
-    TrainResult r = train_model(task, s);
-    INFO("seed " << seed << ": steps run " << r.steps_run << ", held-out token accuracy " << r.held_out.token_accuracy());
-    CHECK(r.steps_to_100 > 0);
-    CHECK(r.held_out.correct_positions == r.held_out.positions);
+    check_learns_to_100(task, s, seed);
   }
 }
