@@ -73,3 +73,23 @@ TEST_CASE("block counts equal RASP's own layer count") {
     CHECK(analyse(f.program).layers == blocks);
   }
 }
+
+TEST_CASE("an attention-only program gets a 1-unit MLP of zeros, counted in its parameters") {
+  // frac_prevs is one numerical aggregate: a head and no MLP work. HF's GPT-2 crashes on
+  // n_inner 0 and llama.cpp's gpt2 graph needs an MLP, so the compiler never emits one.
+  ProgramFile f = load_program("frac_prevs");
+  CompileResult result = compile_program(f.program, test_options(header_vocabulary(f.header), 8, Mode::Causal));
+  const Model& model = result.model;
+  REQUIRE(model.config.n_layer == 1);
+  CHECK(model.config.n_inner == 1);
+  const LayerWeights& L = model.w.layers[0];
+  const int C = model.config.n_embd;
+  for (int c = 0; c < C; ++c) {
+    CHECK(L.fc_w[c] == 0.0f);
+    CHECK(L.fc_proj_w[c] == 0.0f);
+    CHECK(L.fc_proj_b[c] == 0.0f);
+  }
+  CHECK(L.fc_b[0] == 0.0f);
+  CHECK(result.report.parameters == parameter_count(model.config));
+  CHECK(result.report.mismatches == 0);
+}
