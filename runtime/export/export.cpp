@@ -171,7 +171,7 @@ std::string describe_output(const Model& model) {
            "`) after the last block, before the final LayerNorm; the logits mean nothing.";
   } else {
     text = "The output is categorical: at every position it is the argmax of the logits";
-    if (output.contains("token_ids")) text += " over the output token ids listed in `raspc.output.token_ids`";
+    if (output.contains("token_ids")) text += " over the output token ids raspc's metadata lists (`output.token_ids`)";
     text += ", read as a token of the vocabulary.";
   }
   if (has_bos)

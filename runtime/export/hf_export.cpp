@@ -128,7 +128,8 @@ std::string model_card(const Model& model) {
   else if (meta.contains("trainer"))
     card = "# A GPT-2 trained by raspc\n\nThis GPT-2 was trained by raspc's trainer on labels from a RASP program";
   card += ".\n\n";
-  card += "- shape: " + std::to_string(c.n_layer) + " layers, " + std::to_string(c.n_head) + " heads, n_embd " +
+  auto count = [](int n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  card += "- shape: " + count(c.n_layer, "layer") + ", " + count(c.n_head, "head") + ", n_embd " +
           std::to_string(c.n_embd) + ", MLP " + std::to_string(c.n_inner) + ", vocabulary " +
           std::to_string(c.vocab_size) + ", " + std::to_string(c.n_positions) + " positions (BOS included), " +
           (c.activation == Activation::Gelu ? "GELU" : "ReLU") + "\n";
@@ -156,7 +157,8 @@ std::string model_card(const Model& model) {
   }
   if (numerical) {
     card += "captured = {}\nmodel.transformer.ln_f.register_forward_pre_hook(lambda m, a: captured.update(x=a[0]))\n";
-    card += call + ")\nprint(captured[\"x\"][0, 1:, " + std::to_string(meta["output"].value("dim", 0)) + "])\n```\n";
+    card += call + ")\ndim = model.config.raspc[\"output\"][\"dim\"]\n";
+    card += "print([round(float(v), 4) for v in captured[\"x\"][0, 1:, dim]])\n```\n";
   } else {
     card += "logits = " + call + ").logits\n";
     if (meta["output"].contains("token_ids")) {

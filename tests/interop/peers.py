@@ -7,7 +7,7 @@
         (`raspc run --inputs --json --logits`)
     python peers.py check FORMAT --raspc BIN --models OUT [--table FILE]
         exports every model OUT holds as FORMAT (hf, tlens, tl2, gguf, llmc), loads it in the
-        peer and compares: argmax equal to raspc's at every position of every input, max
+        peer (for hf also its tokenizer, and runs its model card's example) and compares: argmax equal to raspc's at every position of every input, max
         |logit difference| < 1e-3 (logits reach ~50), numerical outputs read from the peer's
         residual within 1e-4 of raspc's. Formats that refuse a model must refuse it exactly
         where raspc's export says so. Exits 1 on any disagreement.
@@ -259,6 +259,7 @@ def cmd_check(a):
         if a.format == "hf":
             model, tokenizer, run = hf_runner(out, meta, torch)
             check_tokenizer(tokenizer, meta, expected)
+            check_card(out, m["model"], a.raspc, meta)
             if meta["mode"] == "bidirectional":
                 # Without the documented mask HF runs causally: the model card's warning must be true
                 # for the programs that look ahead (a causal program compiled bidirectionally may not).
@@ -290,6 +291,26 @@ def cmd_check(a):
     checked = sum(1 for r in rows if r[2] != "refused")
     print(f"{checked - failures} passed, {failures} failed, {len(rows) - checked} skipped")
     return 1 if failures or checked == 0 else 0
+
+
+def check_card(folder, model_path, raspc, meta):
+    """The model card's example, run as written (its PATH replaced), prints what raspc run prints."""
+    import re
+    card = open(os.path.join(folder, "README.md"), encoding="utf-8").read()
+    code = re.search(r"```python\n(.*?)```", card, re.S).group(1).replace('"PATH"', repr(folder))
+    example = re.search(r'tokenizer\("([^"]*)"', code).group(1)
+    r = sh([sys.executable, "-c", code])
+    if r.returncode != 0:
+        raise AssertionError(f"the model card's example fails:\n{r.stderr[-2000:]}")
+    tokens = example.split() if " " in example else list(example)
+    want = json.loads(sh([raspc, "run", model_path, "--input", "[" + ",".join(tokens) + "]", "--json"]).stdout)
+    printed = eval(r.stdout.strip())  # a list of tokens or of numbers, as the card prints it
+    if meta["output"].get("encoding") == "numerical":
+        ok = len(printed) == len(want["readings"]) and all(abs(a - b) < 1e-3 for a, b in zip(printed, want["readings"]))
+    else:
+        ok = printed == want["outputs"]
+    if not ok:
+        raise AssertionError(f"the model card's example prints {printed}, raspc run gives {want}")
 
 
 def check_tokenizer(tokenizer, meta, expected):
