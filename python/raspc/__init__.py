@@ -84,11 +84,14 @@ def evaluate(program, tokens, causal=False, trace=False):
 
 
 def compile(program, vocab=None, max_len=16, causal=None, layer_norm=True, verify=True,
-            activation="gelu", verify_len=0, samples=10000, seed=1, device="cpu"):
+            activation="gelu", verify_len=0, samples=10000, seed=1, device="cpu", dump_after=None,
+            explain=False):
     """Compiles a program into a verified GPT-2 Model. ``vocab`` defaults to the program's
     ``# vocab:`` line (a str is read as the CLI's ``--vocab``: "abc", "a b c", "[1,2,3]");
     ``causal`` defaults to its ``# causal:`` line. A refusal, or a verification that finds a
-    mismatch, raises CompileError with the same diagnostic ``raspc compile`` prints."""
+    mismatch, raises CompileError with the same diagnostic ``raspc compile`` prints.
+    ``dump_after`` (a pass name) and ``explain`` print what ``--dump-after`` and ``--explain``
+    print, to sys.stdout, as soon as the compiler has it."""
     native = _native_program(program)
     if vocab is None:
         vocab = native.vocab
@@ -98,7 +101,7 @@ def compile(program, vocab=None, max_len=16, causal=None, layer_norm=True, verif
         causal = bool(native.causal)
     return Model(_raspc.compile(native, list(vocab), int(max_len), bool(causal), bool(layer_norm),
                                 activation, bool(verify), int(verify_len), int(samples), int(seed),
-                                device), getattr(program, "_codec", None))
+                                device, dump_after or "", bool(explain)), getattr(program, "_codec", None))
 
 
 def load(path):

@@ -1,6 +1,7 @@
 // Models: compiling a program (compiler/compile.hpp), loading and saving files
 // (runtime/safetensors.hpp), running them on the CPU or CUDA backend (runtime/forward.hpp) and
 // showing their parameters as numpy views of Model::storage.
+#include <algorithm>
 #include <mutex>
 #include <optional>
 
@@ -112,11 +113,18 @@ py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const st
   return d;
 }
 
+// The compiler calls this with the GIL released.
+void print_to_python_stdout(const std::string& text) {
+  py::gil_scoped_acquire acquire;
+  py::module_::import("sys").attr("stdout").attr("write")(text);
+}
+
 // Bad arguments are InputErrors (as bad flags are on the command line); what the compiler says
 // about the program is a CompileError.
 CompileOptions compile_options(const PyProgram& program, const py::handle& vocab, int max_len, bool causal,
                                bool layer_norm, const std::string& activation, bool verify, int verify_len,
-                               long samples, uint64_t seed, const std::string& device) {
+                               long samples, uint64_t seed, const std::string& device,
+                               const std::string& dump_after, bool explain) {
   CompileOptions options;
   options.vocab = values_from_python(vocab, "vocab");
   if (options.vocab.empty()) fail_file(program.source->name, "no vocabulary: give vocab=, or a `# vocab: ...` line at the top of the program");
@@ -135,6 +143,17 @@ CompileOptions compile_options(const PyProgram& program, const py::handle& vocab
   options.seed = seed;
   options.device = parse_device(device);
   options.source_text = program.source->text;
+  if (!dump_after.empty()) {
+    const auto& names = compiler_pass_names();
+    if (std::find(names.begin(), names.end(), dump_after) == names.end())
+      fail_file("dump_after", "unknown pass \"" + dump_after +
+                                  "\"; the passes are infer, simplify, schedule, allocate, lower, assemble, verify");
+    options.dump_after = dump_after;
+    // Printed as soon as it exists, as the CLI does: a later pass may refuse the program.
+    options.on_dump = print_to_python_stdout;
+  }
+  options.explain = explain;
+  if (explain) options.on_explanation = print_to_python_stdout;
   return options;
 }
 
@@ -220,16 +239,16 @@ void bind_models(py::module_& module) {
       "compile",
       [](const PyProgram& program, const py::object& vocab, int max_len, bool causal, bool layer_norm,
          const std::string& activation, bool verify, int verify_len, long samples, uint64_t seed,
-         const std::string& device) {
+         const std::string& device, const std::string& dump_after, bool explain) {
         CompileOptions options = translating_errors("InputError", [&] {
           return compile_options(program, vocab, max_len, causal, layer_norm, activation, verify, verify_len, samples,
-                                 seed, device);
+                                 seed, device, dump_after, explain);
         });
         return translating_errors("CompileError", [&] { return compile(program, options); });
       },
       py::arg("program"), py::arg("vocab"), py::arg("max_len"), py::arg("causal"), py::arg("layer_norm"),
       py::arg("activation"), py::arg("verify"), py::arg("verify_len"), py::arg("samples"), py::arg("seed"),
-      py::arg("device"));
+      py::arg("device"), py::arg("dump_after"), py::arg("explain"));
 }
 
 }  // namespace raspc::python
