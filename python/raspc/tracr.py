@@ -427,6 +427,16 @@ def from_tracr(expr, vocab, max_seq_len, causal=False, encodings="tracr"):
     return _Converter(rasp, vocab, int(max_seq_len), bool(causal), encodings).convert(expr)
 
 
+def evaluate(program, tokens, causal=None):
+    """raspc's interpreter on a converted program, with Tracr's values in and out (None, tuples,
+    floats for non-integer numbers)."""
+    codec = program._codec
+    if causal is None:
+        causal = program.tracr_causal
+    values = raspc.evaluate(program, [codec.to_raspc(t) for t in tokens], causal=causal)
+    return [codec.to_python(v) for v in values]
+
+
 class TracrOutput:
     """What Tracr's ``AssembledTransformerModel.apply`` returns, as far as raspc has it:
     ``decoded`` (BOS first, then one value a position), and the raspc Forward underneath."""
