@@ -87,3 +87,45 @@ def test_an_unknown_expression_is_refused_by_name():
     with pytest.raises(raspc.CompileError) as caught:
         raspc.from_tracr(Custom(), {"a"}, 3)
     assert "raspc cannot convert a Custom: it is none of Tracr's RASP primitives" in str(caught.value)
+
+
+def _agree_everywhere(program, vocab, max_seq_len, **options):
+    """The compiled model and raspc's interpreter equal Tracr's evaluator on every input."""
+    model = raspc.tracr.compile_rasp_to_model(program, vocab, max_seq_len, compiler_bos="BOS", **options)
+    for tokens in inputs(vocab, max_seq_len):
+        expected = rasp.evaluate(program, tokens)
+        assert [*map(same, model.apply(["BOS"] + tokens).decoded[1:], expected)] == [True] * len(tokens), tokens
+        assert [*map(same, raspc.tracr.evaluate(model.program, tokens), expected)] == [True] * len(tokens), tokens
+    return model
+
+
+def test_every_primitive_and_predicate_shape():
+    tokens, indices = rasp.tokens, rasp.indices
+    # A predicate of both sides that is none of the special shapes: the general table of terms.
+    near = rasp.Select(tokens, tokens, lambda k, q: abs(k - q) == 1 or k == q == 3)
+    both = rasp.SelectorAnd(near, rasp.Select(indices, indices, rasp.Comparison.LT))
+    either = rasp.SelectorOr(rasp.SelectorNot(near), rasp.Select(indices, rasp.Full(0), rasp.Comparison.EQ))
+    program = rasp.SequenceMap(lambda a, b: a * 10 + b, rasp.SelectorWidth(both), rasp.SelectorWidth(either))
+    _agree_everywhere(program, {1, 2, 3}, 5)
+    # Only the key matters; only the query matters; a constant per position; length.
+    key_only = rasp.SelectorWidth(rasp.Select(tokens, tokens, lambda k, q: k == "a"))
+    query_only = rasp.SelectorWidth(rasp.Select(tokens, tokens, lambda k, q: q == "a"))
+    _agree_everywhere(rasp.SequenceMap(lambda x, y: (x, y), key_only, query_only), {"a", "b"}, 4)
+    offsets = rasp.ConstantSOp([5, 6, 7, 8], check_length=False)
+    _agree_everywhere(rasp.LinearSequenceMap(offsets, rasp.length, 2, -1), {"a", "b"}, 4)
+    # Comparisons on floats compare the rationals raspc holds for them.
+    keys = rasp.numerical(rasp.Map(lambda x: x / 10, tokens))
+    _agree_everywhere(lib_sort_unique(tokens, keys), {1, 2, 3, 4}, 4)
+
+
+def lib_sort_unique(vals, keys):
+    from tracr.compiler import lib
+    return lib.make_sort_unique(vals, keys)
+
+
+def test_a_constant_selector_is_a_table_over_positions():
+    matrix = [[True, False, False], [True, True, False], [False, True, True]]
+    program = rasp.SelectorWidth(rasp.ConstantSelector(matrix))
+    model = raspc.tracr.compile_rasp_to_model(program, {"a", "b"}, 3, compiler_bos="BOS")
+    assert model.apply(["BOS", "a", "b", "a"]).decoded == ["BOS", 1, 2, 2]
+    assert model.apply(["BOS", "b", "b", "b"]).decoded[1:] == rasp.evaluate(program, ["b", "b", "b"])
