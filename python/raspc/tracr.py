@@ -222,17 +222,22 @@ class _Converter:
         evaluator; values where the callable raises are left out: the program is undefined there)."""
         keys, outputs = [], []
         for key in self.values(node):
-            argument = self.codec.to_python(key)
-            if argument is None:
-                out = None
-            else:
-                try:
-                    out = function(argument)
-                except Exception:
-                    continue
-            keys.append(key)
-            outputs.append(self.codec.to_raspc(out))
+            defined, out = self.call(function, key)
+            if defined:
+                keys.append(key)
+                outputs.append(out)
         return self.b.lookup(node, keys, outputs, self.line)
+
+    def call(self, function, *arguments):
+        """(defined, the raspc atom of function(*arguments)) as Tracr's evaluator computes it:
+        None where an argument is None, undefined where the callable raises."""
+        python = [self.codec.to_python(a) for a in arguments]
+        if any(a is None for a in python):
+            return True, NONE
+        try:
+            return True, self.codec.to_raspc(function(*python))
+        except Exception:
+            return False, None
 
     # --- one Tracr expression -------------------------------------------------------------
     def node(self, e):
@@ -291,16 +296,10 @@ class _Converter:
         keys, outputs = [], []
         for i, x in enumerate(fst_values):
             for j, y in enumerate(snd_values):
-                px, py = self.codec.to_python(x), self.codec.to_python(y)
-                if px is None or py is None:
-                    out = None
-                else:
-                    try:
-                        out = e.f(px, py)
-                    except Exception:
-                        continue
-                keys.append(i * len(snd_values) + j)
-                outputs.append(self.codec.to_raspc(out))
+                defined, out = self.call(e.f, x, y)
+                if defined:
+                    keys.append(i * width + j)
+                    outputs.append(out)
         return b.lookup(code, keys, outputs, line)
 
     def linear(self, fst, fst_fac, snd, snd_fac):

@@ -40,26 +40,16 @@ py::object json_to_python(const nlohmann::json& json) {
   return py::module_::import("json").attr("loads")(json.dump());
 }
 
-py::dict report_to_python(const CompileReport& r) {
-  py::dict d;
-  d["layers"] = r.layers;
-  d["heads"] = r.heads;
-  d["n_embd"] = r.n_embd;
-  d["n_inner"] = r.n_inner;
-  d["parameters"] = r.parameters;
-  d["inputs_checked"] = r.inputs_checked;
-  d["mismatches"] = r.mismatches;
+// The report the compiler stores in the model (metadata["compile"]) and what only the report
+// itself holds: the first mismatch and undefined input, the lengths checked, the times.
+py::dict report_to_python(const Model& model, const CompileReport& r) {
+  py::dict d = json_to_python(model.metadata.value("compile", nlohmann::json::object()));
   d["first_mismatch"] = r.first_mismatch;
-  d["undefined_inputs"] = r.undefined_inputs;
   d["first_undefined"] = r.first_undefined;
-  d["exhaustive"] = r.exhaustive;
-  d["verified_len"] = r.verified_len;
   d["exhaustive_len"] = r.exhaustive_len;
   d["samples_per_length"] = r.samples_per_length;
   d["checked_by_length"] = r.checked_by_length;
   d["numerical_output"] = r.numerical_output;
-  if (r.numerical_output) d["worst_numerical_error"] = r.worst_numerical_error;
-  else d["min_logit_margin"] = r.min_logit_margin;
   d["compile_ms"] = r.compile_ms;
   d["verify_ms"] = r.verify_ms;
   return d;
@@ -184,7 +174,7 @@ void bind_models(py::module_& module) {
       .def_property_readonly("residual_labels", [](const PyModel& m) { return m.model.residual_labels; })
       .def_property_readonly("report",
                              [](const PyModel& m) -> py::object {
-                               if (m.report) return report_to_python(*m.report);
+                               if (m.report) return report_to_python(m.model, *m.report);
                                if (m.model.metadata.contains("compile")) return json_to_python(m.model.metadata["compile"]);
                                return py::none();
                              })

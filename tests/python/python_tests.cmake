@@ -14,3 +14,4 @@ if(RASPC_HAVE_PYTHON)
                    ${CMAKE_CURRENT_LIST_DIR}/interop/test_tracr_lib.py)
   set_tests_properties("python: Tracr's library programs" PROPERTIES SKIP_RETURN_CODE 77 LABELS interop)
 endif()
+

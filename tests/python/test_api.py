@@ -5,6 +5,7 @@ import gc
 import itertools
 import os
 import subprocess
+import sys
 import threading
 from fractions import Fraction
 from pathlib import Path
@@ -79,13 +80,9 @@ def test_compiled_outputs_equal_the_interpreter(name, max_len, length):
     causal = bool(program.causal)
     for tokens in inputs_up_to(program.vocab, length):
         expected = raspc.evaluate(program, tokens, causal=causal)
-        got = model.run(tokens)
-        if model.report["numerical_output"]:
-            # Numerical outputs are read off float32 residuals; the runtime prints the exact value
-            # when the reading is within its tolerance (1e-3), as the verification checked.
-            assert got == expected, tokens
-        else:
-            assert got == expected, tokens
+        # Numerical outputs (frac_prevs) are float32 readings that the runtime reports as the
+        # exact value within its tolerance, as the verification checked: equal here too.
+        assert model.run(tokens) == expected, tokens
 
 
 def test_compile_takes_the_vocabulary_and_options():
@@ -260,3 +257,34 @@ def test_bad_compile_arguments_name_the_argument():
     with pytest.raises(raspc.InputError) as caught:
         raspc.compile(program, vocab=[], max_len=2)
     assert str(caught.value) == "<string>: error: no vocabulary: give vocab=, or a `# vocab: ...` line at the top of the program"
+
+
+def test_the_program_builder_tabulates_on_inferred_value_sets():
+    # What raspc.from_tracr builds programs with: nodes from Python, each on a line of a listing,
+    # and the value sets of the compiler's inference.
+    builder = raspc._raspc.ProgramBuilder("built", "tokens\nindices\nshifted = tokens + indices\n")
+    tokens = builder.tokens(1)
+    indices = builder.indices(2)
+    total = builder.elementwise("add", [tokens, indices], 3)
+    builder.set_name(total, "shifted")
+    assert builder.value_set(total, [1, 2], 3, False) == [1, 2, 3, 4]
+    doubled = builder.lookup(total, [1, 2, 3, 4], [Fraction(1, 2), 1, Fraction(3, 2), 2], 3)
+    program = raspc.Program(builder.build(doubled))
+    assert program.names == ["shifted"]
+    assert raspc.evaluate(program, [2, 2, 1]) == [1, Fraction(3, 2), Fraction(3, 2)]
+    model = raspc.compile(program, vocab=[1, 2], max_len=3)
+    assert model.run([2, 2, 1]) == [1, Fraction(3, 2), Fraction(3, 2)]
+    # An input the table does not cover (position 3 does not exist at max_len 3): located there.
+    with pytest.raises(raspc.UndefinedError) as caught:
+        raspc.evaluate(program, [2, 2, 2, 2])
+    assert caught.value.path == "built" and caught.value.line == 3
+
+
+def test_the_runner_fails_a_file_without_tests():
+    # pytest exits 5 when it collects nothing; CTest must see a failure, not a pass.
+    here = Path(__file__).resolve().parent
+    package_parent = Path(raspc.__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(here / "run_pytest.py"), str(package_parent), str(here / "no_tests.py")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.rstrip().endswith("error: pytest collected no tests")
