@@ -119,8 +119,7 @@ def _topological(expr):
         for child in reversed(node.children):
             if child.unique_id not in seen:
                 stack.append((child, False))
-    # A node reachable twice may have been appended before a later path expanded its children:
-    # order by first completion is still children-first because a node completes after them.
+    # A node is appended once all its children are (a DAG has no path back to it).
     return order
 
 
@@ -177,8 +176,8 @@ class _Converter:
             encoding = _explicit_encoding(e)
             suffix = f"  # {encoding}" if encoding else ""
             lines.append(f"{_label(e)} = {self.describe(e)}{suffix}")
-        name = f"tracr:{_label(expr)}"
-        self.b = _raspc.ProgramBuilder(name, "\n".join(lines) + "\n")
+        self.name = f"tracr:{_label(expr)}"
+        self.b = _raspc.ProgramBuilder(self.name, "\n".join(lines) + "\n")
         for line, e in enumerate(order, start=1):
             self.line = line
             self.current = e
@@ -201,14 +200,9 @@ class _Converter:
         return self.ids[expr.unique_id]
 
     def refuse(self, why):
-        line = self.listing_line()
-        raise raspc.CompileError(f"{self.b_name()}:{self.line}:1: error: {why}\n  {line}\n  ^")
-
-    def b_name(self):
-        return f"tracr:{_label(self.current)}"
-
-    def listing_line(self):
-        return f"{_label(self.current)} = {self.describe(self.current)}"
+        """A CompileError located at the current expression's line of the listing."""
+        line = f"{_label(self.current)} = {self.describe(self.current)}"
+        raise raspc.CompileError(f"{self.name}:{self.line}:1: error: {why}\n  {line}\n  ^")
 
     def values(self, node):
         """The values raspc's inference says `node` takes, as raspc atoms."""
