@@ -60,6 +60,9 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
   const int C = lowered.width;
   config.n_head = n_head;
   config.n_embd = C;
+  // An attention-only program still gets a 1-unit MLP of zeros (exact: GELU(0) * 0 = 0): HF's GPT-2
+  // crashes on n_inner 0 and llama.cpp's gpt2 graph needs an MLP, and the counts say so honestly.
+  if (config.n_layer > 0) n_inner = std::max(n_inner, 1);
   config.n_inner = n_inner;
   config.n_positions = options.max_len + 1;
   config.vocab_size = int(lowered.vocab.size());

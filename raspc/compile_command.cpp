@@ -1,6 +1,8 @@
 // raspc compile FILE: a RASP program into verified GPT-2 weights.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
@@ -10,6 +12,7 @@
 #include "language/program_file.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/compile_header.hpp"
+#include "runtime/export/export.hpp"
 #include "runtime/flops.hpp"
 #include "runtime/safetensors.hpp"
 #include "support/diagnostics.hpp"
@@ -61,7 +64,8 @@ std::string describe_report(const CompileReport& r, const Model& model) {
 void add_compile_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("compile", "Compile a RASP program into verified GPT-2 weights");
   struct Args {
-    std::string file, vocab, output_name, out_path, activation = "gelu", dump_after, device = "cpu";
+    std::string file, vocab, output_name, out_path, activation = "gelu", dump_after, device = "cpu", export_format,
+        export_path;
     int max_len = 16, verify_len = 0;
     long samples = 10000;
     bool causal = false, no_layernorm = false, no_verify = false, force = false, explain = false;
@@ -85,6 +89,9 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--dump-after", args->dump_after, "Print a pass's result: infer simplify schedule allocate lower assemble verify");
   cmd->add_flag("--explain", args->explain, "Say why each s-op got its encoding and its block");
   cmd->add_option("--device", args->device, "Verify on cpu or cuda");
+  cmd->add_option("--export", args->export_format, "Also export the model: hf, tlens, gguf or llmc (see raspc export)");
+  cmd->add_option("--export-to", args->export_path,
+                  "Where --export writes (default: -o's path with .hf, .tlens, .gguf or .llmc for its extension)");
   cmd->callback([args] {
     auto source = read_source_file(args->file);
     CompileOptions options;
@@ -107,6 +114,18 @@ void add_compile_command(CLI::App& app) {
     options.device = parse_device(args->device);
     options.source_text = source->text;
     options.explain = args->explain;
+    std::optional<ExportFormat> export_format;
+    std::string export_path = args->export_path;
+    if (!args->export_format.empty()) {
+      export_format = parse_export_format(args->export_format, "--export");
+      if (export_path.empty()) {
+        if (args->out_path.empty()) fail_file("--export", "needs -o or --export-to to know where to write");
+        std::filesystem::path p(args->out_path);
+        export_path = p.replace_extension(export_format_name(*export_format)).string();
+      }
+    } else if (!export_path.empty()) {
+      fail_file("--export-to", "needs --export FORMAT");
+    }
     // Printed at once too: why each s-op got its encoding and block is what explains a refusal.
     options.on_explanation = [](const std::string& text) { std::cout << text << std::flush; };
     if (!args->dump_after.empty()) {
@@ -126,9 +145,18 @@ void add_compile_command(CLI::App& app) {
     if (result.report.mismatches > 0 && !args->force)
       fail_file(args->file, "verification found " + std::to_string(result.report.mismatches) +
                                 " mismatching inputs, so no model was written (--force writes it anyway)");
+    if (export_format) {
+      if (auto reason = export_refusal(result.model, *export_format))
+        fail_file("--export", std::string("cannot export as ") + export_format_name(*export_format) + ": " + *reason +
+                                  "; nothing was written");
+    }
     if (!args->out_path.empty()) {
       save_model(result.model, args->out_path);
       std::cout << "wrote " << args->out_path << "\n";
+    }
+    if (export_format) {
+      export_model(result.model, *export_format, export_path);
+      std::cout << "wrote " << export_path << " (" << export_format_name(*export_format) << ")\n";
     }
   });
 }

@@ -1,41 +1,133 @@
-// raspc run MODEL --input ...: the model's output at every input position.
+// raspc run MODEL --input ... (or --inputs FILE): the model's output at every input position.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
 
 #include "raspc/commands.hpp"
 #include "runtime/forward.hpp"
 #include "runtime/model_output.hpp"
 #include "runtime/safetensors.hpp"
+#include "support/diagnostics.hpp"
 
 namespace raspc {
 
-void add_run_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("run", "Run a model file on one input and print its output at every position");
-  struct Options {
-    std::string model_path, input, device = "cpu";
-    bool margins = false;
-  };
-  auto options = std::make_shared<Options>();
-  cmd->add_option("model", options->model_path, "The model file (.safetensors)")->required();
-  cmd->add_option("--input", options->input, "The input: hello (one token a character) or [3,1,2,4]")->required();
-  cmd->add_option("--device", options->device, "cpu or cuda")->capture_default_str();
-  cmd->add_flag("--margins", options->margins, "Also print each position's logit margin (best minus runner-up)");
-  cmd->callback([options] {
-    Device device = parse_device(options->device);
-    Model model = load_model(options->model_path);
-    std::vector<int> tokens = parse_model_input(model, options->input);
-    std::unique_ptr<Backend> backend = make_backend(model, device);
-    PositionOutputs outputs = run_positions(*backend, model, tokens);
+namespace {
+
+struct RunOptions {
+  std::string model_path, input, inputs_path, device = "cpu";
+  bool margins = false, json = false, logits = false;
+};
+
+// The inputs of --inputs: the file (or standard input for "-") as one SourceFile, so an error
+// points at its line, and the byte range of each line.
+struct InputLines {
+  std::shared_ptr<const SourceFile> file;
+  std::vector<std::pair<size_t, size_t>> lines;
+};
+InputLines read_input_lines(const std::string& path) {
+  InputLines in;
+  if (path == "-") {
+    auto file = std::make_shared<SourceFile>();
+    file->name = "<stdin>";
+    file->text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    in.file = file;
+  } else {
+    in.file = read_source_file(path);
+  }
+  const std::string& text = in.file->text;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    size_t stop = end > begin && text[end - 1] == '\r' ? end - 1 : end;
+    in.lines.push_back({begin, stop});
+    begin = end + 1;
+  }
+  return in;
+}
+
+std::string format_margin(float m) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", m);
+  return text;
+}
+
+// One input's result: a line of text, or (--json) one JSON object a line:
+//   {"input": "aab", "outputs": ["a","b","a"], "margins": [45.0, ...], "logits": [[...], ...]}
+// "margins" is null for a numerical output, which has "readings" instead: the raw residual values
+// the outputs were read from; "logits" (--logits) has one row per position, BOS
+// first when the model has one, each the vocabulary's logits in token-id order.
+void print_result(const RunOptions& options, const Model& model, const std::string& input,
+                  const std::vector<int>& tokens, Backend& backend) {
+  const std::vector<int> sequence = with_bos(model, tokens);
+  ForwardResult result = backend.forward({sequence}, output_forward_options(model));
+  PositionOutputs outputs = read_outputs(model, result, 0);
+  if (!options.json) {
     std::cout << format_outputs(outputs.values) << "\n";
-    if (options->margins) {
+    if (options.margins) {
       std::vector<std::string> margins;
-      for (float m : outputs.margins) {
-        char text[32];
-        std::snprintf(text, sizeof text, "%.4g", m);
-        margins.push_back(text);
-      }
+      for (float m : outputs.margins) margins.push_back(format_margin(m));
       std::cout << "margins: " << format_outputs(margins) << "\n";
     }
+    return;
+  }
+  nlohmann::json line = {{"input", input}, {"outputs", outputs.values}};
+  nlohmann::json margins = nlohmann::json::array();
+  for (float m : outputs.margins) margins.push_back(std::isnan(m) ? nlohmann::json(nullptr) : nlohmann::json(m));
+  line["margins"] = margins;
+  const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
+  if (output.is_object() && output.value("encoding", "") == "numerical") {
+    const int stage = 2 * model.config.n_layer, dim = output.value("dim", 0);
+    nlohmann::json readings = nlohmann::json::array();
+    for (int t = model.bos_id >= 0 ? 1 : 0; t < int(sequence.size()); ++t)
+      readings.push_back(result.residual_at(0, stage, t)[dim]);
+    line["readings"] = readings;
+  }
+  if (options.logits) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (int t = 0; t < int(sequence.size()); ++t)
+      rows.push_back(std::vector<float>(result.logits_at(0, t), result.logits_at(0, t) + result.vocab));
+    line["logits"] = rows;
+  }
+  std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Run a model file on an input (or a file of inputs) and print its output at every position");
+  auto options = std::make_shared<RunOptions>();
+  cmd->add_option("model", options->model_path, "The model file (.safetensors)")->required();
+  auto* input = cmd->add_option("--input", options->input, "The input: hello (one token a character) or [3,1,2,4]");
+  auto* inputs = cmd->add_option("--inputs", options->inputs_path,
+                                 "A file of inputs, one a line (- for standard input): one result a line, in one process");
+  input->excludes(inputs);
+  cmd->add_option("--device", options->device, "cpu or cuda")->capture_default_str();
+  cmd->add_flag("--margins", options->margins, "Also print each position's logit margin (best minus runner-up)");
+  cmd->add_flag("--json", options->json, "One JSON object a result: input, outputs, margins (see the README)");
+  cmd->add_flag("--logits", options->logits, "With --json: also every position's logits, BOS included");
+  cmd->callback([options] {
+    if (options->input.empty() && options->inputs_path.empty())
+      fail_file("run", "give --input TEXT, or --inputs FILE with one input a line");
+    if (options->logits && !options->json) fail_file("--logits", "needs --json: the logits are printed as JSON");
+    Device device = parse_device(options->device);
+    Model model = load_model(options->model_path);
+    std::unique_ptr<Backend> backend = make_backend(model, device);
+    if (!options->inputs_path.empty()) {
+      InputLines in = read_input_lines(options->inputs_path);
+      // Every line is checked before any is run, so a bad line never leaves half the results printed.
+      std::vector<std::vector<int>> all;
+      for (const auto& [first, last] : in.lines) all.push_back(parse_model_input(model, in.file, first, last));
+      for (size_t i = 0; i < all.size(); ++i) {
+        const auto& [first, last] = in.lines[i];
+        print_result(*options, model, in.file->text.substr(first, last - first), all[i], *backend);
+      }
+      return;
+    }
+    print_result(*options, model, options->input, parse_model_input(model, options->input), *backend);
   });
 }
 

@@ -85,7 +85,12 @@ std::string describe_vocabulary(const Model& model, const std::vector<int>& ids)
 }  // namespace
 
 std::vector<int> parse_model_input(const Model& model, const std::string& text, const std::string& origin) {
-  auto source = std::make_shared<SourceFile>(SourceFile{origin, text});
+  return parse_model_input(model, std::make_shared<SourceFile>(SourceFile{origin, text}), 0, text.size());
+}
+
+std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<const SourceFile>& source, size_t first,
+                                   size_t last) {
+  const std::string& text = source->text;
   auto span = [&](size_t begin, size_t end) {
     return Span{source, uint32_t(begin), uint32_t(std::max(end, begin + 1))};
   };
@@ -104,7 +109,7 @@ std::vector<int> parse_model_input(const Model& model, const std::string& text, 
     return id;
   };
 
-  size_t begin = 0, end = text.size();
+  size_t begin = first, end = last;
   while (begin < end && is_space(text[begin])) ++begin;
   while (end > begin && is_space(text[end - 1])) --end;
   std::vector<int> tokens;
@@ -137,10 +142,10 @@ std::vector<int> parse_model_input(const Model& model, const std::string& text, 
     }
     for (size_t i = begin; i < end; ++i) tokens.push_back(lookup(i, i + 1));
   }
-  if (tokens.empty()) fail_at(span(0, text.size()), "the input is empty; give at least one token");
+  if (tokens.empty()) fail_at(span(first, last), "the input is empty; give at least one token");
   const int capacity = model.config.n_positions - (model.bos_id >= 0 ? 1 : 0);
   if (int(tokens.size()) > capacity)
-    fail_at(span(0, text.size()),
+    fail_at(span(first, last),
             "the input has " + std::to_string(tokens.size()) + " tokens but the model takes at most " +
                 std::to_string(capacity) +
                 (model.bos_id >= 0 ? " (its " + std::to_string(model.config.n_positions) + " positions minus BOS)"

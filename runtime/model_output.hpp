@@ -26,6 +26,7 @@
 
 #include "runtime/forward.hpp"
 #include "runtime/model.hpp"
+#include "support/diagnostics.hpp"
 
 namespace raspc {
 
@@ -34,6 +35,10 @@ namespace raspc {
 // in the model's input vocabulary and the sequence must fit beside BOS in n_positions; errors
 // point at `text` with a caret, naming it `origin`.
 std::vector<int> parse_model_input(const Model& model, const std::string& text, const std::string& origin = "--input");
+// The same for the bytes [first, last) of a file holding many inputs (run --inputs), so errors
+// point at the file's own line and column.
+std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<const SourceFile>& source, size_t first,
+                                   size_t last);
 
 // [BOS] + tokens when the model has a BOS token, else tokens.
 std::vector<int> with_bos(const Model& model, const std::vector<int>& tokens);

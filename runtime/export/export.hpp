@@ -1,0 +1,71 @@
+// Exports: a raspc model in the file formats of the runtimes interpretability people use, each
+// loadable there unmodified. One writer a format:
+//
+//   hf     Hugging Face transformers folder: config.json, model.safetensors, generation_config.json,
+//          tokenizer.json + tokenizer_config.json (word level, BOS prepended), README.md model card
+//                                                                   (hf_export.cpp)
+//   tlens  TransformerLens folder: tlens_config.json (HookedTransformerConfig fields),
+//          model.safetensors in TL's names and shapes, load_tlens.py     (tlens_export.cpp)
+//   gguf   one GGUF v3 file, architecture gpt2, F32 tensors, token list  (gguf_export.cpp)
+//   llmc   llm.c folder: model.bin (v3 checkpoint), tokenizer.bin, raspc.json (llmc_export.cpp)
+//
+// Every format carries raspc's metadata (vocabulary, BOS id, input and output token ids, output
+// encoding and dimension, residual labels, program source) in its own metadata slot, so a reader
+// can decode outputs without raspc. A format that cannot express a model refuses it with the
+// reason and the format that can take it, before anything is written.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/model.hpp"
+
+namespace raspc {
+
+enum class ExportFormat { HuggingFace, TransformerLens, Gguf, Llmc };
+
+// "hf", "tlens", "gguf", "llmc"; anything else is a UserError naming `origin` (the flag).
+ExportFormat parse_export_format(const std::string& name, const std::string& origin = "--format");
+const char* export_format_name(ExportFormat format);
+
+// Why `format`'s runtime cannot run `model` exactly, or nothing when it can.
+std::optional<std::string> export_refusal(const Model& model, ExportFormat format);
+
+// Writes `model` in `format` at `path` (a folder for hf, tlens and llmc, a file for gguf). A
+// refusal, or a path that cannot take the export, is a UserError naming the path.
+void export_model(const Model& model, ExportFormat format, const std::string& path);
+
+// --- shared by the writers ---------------------------------------------------------------------
+
+// The metadata every format carries, as one JSON object: vocab, bos_id, input_ids, output,
+// residual_labels, mode, program, mlp_units and the config.
+nlohmann::json export_metadata(const Model& model);
+
+// `model` with its MLP widened to `width` units by zero units (exact: a zero unit adds
+// activation(0) * 0 = 0), or given a 1-unit zero MLP when it has none.
+Model with_mlp_width(const Model& model, int width);
+
+// A Conv1D weight (rows, cols) row-major, transposed into PyTorch Linear's (cols, rows), as llm.c
+// and GGUF store it.
+std::vector<float> transposed(const float* data, size_t rows, size_t cols);
+
+// llm.c's padded vocabulary size (Vp): the vocabulary rounded up to a multiple of 128.
+int llmc_padded_vocab(int vocab_size);
+
+// The folder an export writes its files into: created when missing; refused when it exists and is
+// not a folder. Files inside are written atomically one by one.
+void prepare_export_folder(const std::string& path);
+std::string join_path(const std::string& folder, const std::string& file);
+
+// The writers, called by export_model after the refusal check.
+void write_hf_export(const Model& model, const std::string& folder);
+void write_tlens_export(const Model& model, const std::string& folder);
+void write_gguf_export(const Model& model, const std::string& file);
+void write_llmc_export(const Model& model, const std::string& folder);
+
+// The model card's and loader's shared prose: what the model computes and how to read its output.
+std::string describe_output(const Model& model);
+
+}  // namespace raspc

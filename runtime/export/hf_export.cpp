@@ -1,0 +1,189 @@
+// The Hugging Face transformers folder: GPT2LMHeadModel.from_pretrained(folder) and
+// AutoTokenizer.from_pretrained(folder) load it with no missing or unexpected keys.
+//
+// raspc's own file is already an HF checkpoint (HF names, Conv1D [in, out], "format": "pt"), so
+// model.safetensors is that file, raspc's metadata included. What HF cannot be told by a config:
+// that a model has no LayerNorm (refused in export.cpp) and that a model is bidirectional (its
+// default mask is causal; the model card gives the all-zero 4-D mask that makes it exact). An MLP
+// of 0 units crashes HF's forward, so such a model gets one zero unit.
+#include <string>
+
+#include "runtime/export/export.hpp"
+#include "runtime/safetensors.hpp"
+#include "support/atomic_file.hpp"
+
+namespace raspc {
+
+namespace {
+
+using nlohmann::json;
+
+json hf_config(const Model& model) {
+  const ModelConfig& c = model.config;
+  json bos = model.bos_id >= 0 ? json(model.bos_id) : json(nullptr);
+  return json{
+      {"architectures", {"GPT2LMHeadModel"}},
+      {"model_type", "gpt2"},
+      {"vocab_size", c.vocab_size},
+      {"n_positions", c.n_positions},
+      {"n_ctx", c.n_positions},
+      {"n_embd", c.n_embd},
+      {"n_layer", c.n_layer},
+      {"n_head", c.n_head},
+      {"n_inner", c.n_inner},  // explicit: null would mean 4 x n_embd
+      {"activation_function", c.activation == Activation::Gelu ? "gelu_new" : "relu"},  // gelu_new: tanh GELU
+      {"resid_pdrop", 0.0},
+      {"embd_pdrop", 0.0},
+      {"attn_pdrop", 0.0},
+      {"summary_first_dropout", 0.0},
+      {"layer_norm_epsilon", 1e-5},
+      {"initializer_range", 0.02},
+      {"scale_attn_weights", true},
+      {"scale_attn_by_inverse_layer_idx", false},
+      {"reorder_and_upcast_attn", false},
+      {"tie_word_embeddings", true},  // logits are ln_f(x) . wte^T
+      {"use_cache", true},
+      {"bos_token_id", bos},
+      {"eos_token_id", bos},
+      {"pad_token_id", bos},
+      {"dtype", "float32"},
+      {"raspc", export_metadata(model)},
+  };
+}
+
+// Whether every input token is one character, so "aab" can be split into characters.
+bool single_character_inputs(const Model& model) {
+  for (int id : export_metadata(model)["input_ids"]) {
+    const std::string& t = model.vocab[size_t(id)];
+    size_t length = 0;
+    for (unsigned char ch : t) length += (ch & 0xC0) != 0x80;  // UTF-8 code points
+    if (length != 1) return false;
+  }
+  return true;
+}
+
+// A word-level tokenizer over the vocabulary: tokens are separated by spaces ("a a b"), or also
+// written together when every input token is one character ("aab"); BOS is prepended.
+json hf_tokenizer(const Model& model) {
+  json vocab = json::object();
+  for (size_t id = 0; id < model.vocab.size(); ++id) vocab[model.vocab[id]] = id;
+  json pre = {{"type", "WhitespaceSplit"}};
+  if (single_character_inputs(model))
+    pre = {{"type", "Sequence"},
+           {"pretokenizers",
+            {pre, {{"type", "Split"}, {"pattern", {{"Regex", "."}}}, {"behavior", "Isolated"}, {"invert", false}}}}};
+  json tokenizer = {{"version", "1.0"},  {"truncation", nullptr}, {"padding", nullptr},
+                    {"added_tokens", json::array()}, {"normalizer", nullptr}, {"pre_tokenizer", pre},
+                    {"post_processor", nullptr}, {"decoder", nullptr},
+                    // The unknown-token name is not in the vocabulary, so an unknown word is an error.
+                    {"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "<unk>"}}}};
+  if (model.bos_id >= 0) {
+    const std::string bos = model.vocab[size_t(model.bos_id)];
+    tokenizer["added_tokens"].push_back({{"id", model.bos_id}, {"content", bos}, {"single_word", false},
+                                         {"lstrip", false}, {"rstrip", false}, {"normalized", false},
+                                         {"special", true}});
+    json special = {{"SpecialToken", {{"id", bos}, {"type_id", 0}}}};
+    tokenizer["post_processor"] = {
+        {"type", "TemplateProcessing"},
+        {"single", {special, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"pair", {special, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+        {"special_tokens", {{bos, {{"id", bos}, {"ids", {model.bos_id}}, {"tokens", {bos}}}}}}};
+  }
+  return tokenizer;
+}
+
+json hf_tokenizer_config(const Model& model) {
+  json config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
+                 {"model_max_length", model.config.n_positions},
+                 {"clean_up_tokenization_spaces", false}};
+  if (model.bos_id >= 0) {
+    config["bos_token"] = model.vocab[size_t(model.bos_id)];
+    config["pad_token"] = model.vocab[size_t(model.bos_id)];
+  }
+  return config;
+}
+
+json hf_generation_config(const Model& model) {
+  json bos = model.bos_id >= 0 ? json(model.bos_id) : json(nullptr);
+  return {{"bos_token_id", bos}, {"pad_token_id", bos}, {"do_sample", false},
+          {"max_length", model.config.n_positions}};
+}
+
+std::string model_card(const Model& model) {
+  const ModelConfig& c = model.config;
+  const json meta = export_metadata(model);
+  const bool numerical = meta["output"].value("encoding", "") == "numerical";
+  const bool char_inputs = single_character_inputs(model);
+  std::string example;
+  for (int id : meta["input_ids"]) {
+    if (example.size() > 6) break;
+    if (!example.empty() && !char_inputs) example += " ";
+    example += model.vocab[size_t(id)];
+  }
+  std::string card = "---\nlibrary_name: transformers\ntags:\n- raspc\n- rasp\n- compiled-transformer\n---\n\n";
+  card += "# A GPT-2 compiled by raspc\n\n";
+  card += "This is an ordinary GPT-2 (`GPT2LMHeadModel`) whose weights were compiled from a RASP program by raspc and "
+          "verified against raspc's reference interpreter";
+  if (meta.contains("compile") && meta["compile"].contains("inputs_checked"))
+    card += " on " + meta["compile"]["inputs_checked"].dump() + " inputs (" + meta["compile"]["mismatches"].dump() +
+            " mismatches)";
+  else if (meta.contains("trainer"))
+    card = "# A GPT-2 trained by raspc\n\nThis GPT-2 was trained by raspc's trainer on labels from a RASP program";
+  card += ".\n\n";
+  card += "- shape: " + std::to_string(c.n_layer) + " layers, " + std::to_string(c.n_head) + " heads, n_embd " +
+          std::to_string(c.n_embd) + ", MLP " + std::to_string(c.n_inner) + ", vocabulary " +
+          std::to_string(c.vocab_size) + ", " + std::to_string(c.n_positions) + " positions (BOS included), " +
+          (c.activation == Activation::Gelu ? "GELU" : "ReLU") + "\n";
+  card += std::string("- mode: ") + (c.causal ? "causal: the output at each position depends only on the tokens up to it"
+                                              : "**bidirectional**: every position attends to every position") + "\n";
+  std::string vocab_list;
+  for (const std::string& t : model.vocab) vocab_list += (vocab_list.empty() ? "`" : ", `") + t + "`";
+  card += "- vocabulary: " + vocab_list + "\n\n";
+  if (meta.contains("program"))
+    card += "## The program\n\n```\n" + meta["program"].get<std::string>() + "```\n\n";
+  card += "## Reading the output\n\n" + describe_output(model) + "\n\n";
+  card += "`config.json`'s `raspc` entry (and `model.safetensors`'s metadata) carries the vocabulary, the BOS id, the "
+          "output encoding and token ids, and a label for every residual dimension.\n\n";
+  if (!c.causal)
+    card += "**This model is bidirectional.** transformers applies a causal mask by default, which gives wrong "
+            "answers here. Pass an explicit all-zero 4-D attention mask of shape `(batch, 1, T, T)` (an additive "
+            "mask: 0 means attend):\n\n";
+  card += "```python\nimport torch\nfrom transformers import AutoTokenizer, GPT2LMHeadModel\n\n";
+  card += "model = GPT2LMHeadModel.from_pretrained(\"PATH\")\ntokenizer = AutoTokenizer.from_pretrained(\"PATH\")\n";
+  card += "ids = tokenizer(\"" + example + "\", return_tensors=\"pt\").input_ids  # BOS prepended\n";
+  std::string call = "model(ids";
+  if (!c.causal) {
+    card += "T = ids.shape[1]\nmask = torch.zeros(1, 1, T, T)  # bidirectional: every position sees every position\n";
+    call += ", attention_mask=mask";
+  }
+  if (numerical) {
+    card += "captured = {}\nmodel.transformer.ln_f.register_forward_pre_hook(lambda m, a: captured.update(x=a[0]))\n";
+    card += call + ")\nprint(captured[\"x\"][0, 1:, " + std::to_string(meta["output"].value("dim", 0)) + "])\n```\n";
+  } else {
+    card += "logits = " + call + ").logits\n";
+    if (meta["output"].contains("token_ids")) {
+      card += "allowed = torch.tensor(model.config.raspc[\"output\"][\"token_ids\"])\n";
+      card += "best = allowed[logits[0, 1:, allowed].argmax(-1)]\n";
+    } else {
+      card += "best = logits[0, 1:].argmax(-1)\n";
+    }
+    card += "print(tokenizer.convert_ids_to_tokens(best.tolist()))\n```\n";
+  }
+  card += "\nMade with raspc (`raspc export MODEL --format hf -o PATH`).\n";
+  return card;
+}
+
+}  // namespace
+
+void write_hf_export(const Model& input, const std::string& folder) {
+  const Model model = input.config.n_inner == 0 ? with_mlp_width(input, 1) : input;
+  prepare_export_folder(folder);
+  write_file_atomically(join_path(folder, "model.safetensors"), serialize_model(model));
+  write_file_atomically(join_path(folder, "config.json"), hf_config(model).dump(2) + "\n");
+  write_file_atomically(join_path(folder, "generation_config.json"), hf_generation_config(model).dump(2) + "\n");
+  write_file_atomically(join_path(folder, "tokenizer.json"), hf_tokenizer(model).dump(2) + "\n");
+  write_file_atomically(join_path(folder, "tokenizer_config.json"), hf_tokenizer_config(model).dump(2) + "\n");
+  write_file_atomically(join_path(folder, "README.md"), model_card(model));
+}
+
+}  // namespace raspc
