@@ -252,6 +252,45 @@ class Model:
         """Writes the model as one safetensors file (atomically), as ``raspc compile -o``."""
         self._native.save(str(path))
 
+    def export(self, path, format):
+        """Writes the model for another runtime, as ``raspc export`` does: "hf" (a Hugging Face
+        transformers folder), "tlens" (a TransformerLens folder with its loader), "gguf" (a
+        file), "llmc" (an llm.c folder). A format that cannot run the model exactly refuses it
+        (FileError, with the reason), before anything is written."""
+        self._native.export(str(path), format)
+
+    def to_transformers(self, folder=None):
+        """The model as a Hugging Face ``GPT2LMHeadModel``, loaded from an "hf" export (into
+        ``folder``, kept; else a temporary folder). Its logits are this model's. A bidirectional
+        program's model needs a 4-D all-zero ``attention_mask`` (B, 1, T, T): GPT-2's default mask
+        is causal. ``.raspc`` holds raspc's metadata (vocab, bos_id, output, residual_labels)."""
+        transformers = _require("transformers", "Model.to_transformers")
+        with _export_folder(folder, "raspc-hf-") as path:
+            self.export(path, "hf")
+            model = transformers.GPT2LMHeadModel.from_pretrained(path)
+        model.eval()
+        model.raspc = self._export_metadata()
+        return model
+
+    def to_transformer_lens(self, folder=None):
+        """The model in TransformerLens (4.x: a TransformerBridge; 2.x: a HookedTransformer),
+        loaded by the loader the "tlens" export ships, unprocessed (no fold_ln or centring, so
+        the residual stream holds what ``residual_labels`` name). ``.raspc`` holds the metadata."""
+        _require("transformer_lens", "Model.to_transformer_lens")
+        import importlib.util
+        import os
+        with _export_folder(folder, "raspc-tlens-") as path:
+            self.export(path, "tlens")
+            spec = importlib.util.spec_from_file_location("raspc_load_tlens", os.path.join(path, "load_tlens.py"))
+            loader = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(loader)
+            return loader.load(path)
+
+    def _export_metadata(self):
+        return {"vocab": self.vocab, "bos_id": self._native.bos_id, "input_ids": self._native.input_ids,
+                "output": self.metadata.get("output"), "mode": self.metadata.get("mode"),
+                "residual_labels": self.residual_labels}
+
     def describe(self):
         """What ``raspc inspect`` prints first: config, sizes, vocabulary, labels, metadata."""
         return self._native.describe()
@@ -269,6 +308,33 @@ class Model:
         c = self.config
         return (f"<raspc.Model {c['n_layer']} layers, {c['n_head']} heads, n_embd {c['n_embd']}, "
                 f"{c['vocab_size']} tokens>")
+
+
+def _require(package, what):
+    import importlib
+    try:
+        return importlib.import_module(package)
+    except ImportError as error:
+        raise ImportError(f"{what} needs the `{package}` package, which is not installed "
+                          f"(pip install {package.replace('_', '-')})") from error
+
+
+class _export_folder:
+    """The folder an export goes to: the caller's (kept), or a temporary one (removed after)."""
+
+    def __init__(self, folder, prefix):
+        self.folder, self.prefix, self.temporary = folder, prefix, None
+
+    def __enter__(self):
+        if self.folder is not None:
+            return str(self.folder)
+        import tempfile
+        self.temporary = tempfile.TemporaryDirectory(prefix=self.prefix)
+        return self.temporary.name
+
+    def __exit__(self, *exc):
+        if self.temporary is not None:
+            self.temporary.cleanup()
 
 
 def from_tracr(expr, vocab, max_seq_len, causal=False):

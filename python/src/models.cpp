@@ -10,6 +10,7 @@
 
 #include "compiler/compile.hpp"
 #include "python/src/bindings.hpp"
+#include "runtime/export/export.hpp"
 #include "runtime/inspect.hpp"
 #include "runtime/model_output.hpp"
 #include "runtime/safetensors.hpp"
@@ -206,6 +207,15 @@ void bind_models(py::module_& module) {
              });
            },
            py::arg("path"))
+      .def("export",
+           [](const PyModel& m, const std::string& path, const std::string& format) {
+             ExportFormat parsed = translating_errors("InputError", [&] { return parse_export_format(format, "format"); });
+             translating_errors("FileError", [&] {
+               py::gil_scoped_release release;
+               export_model(m.model, parsed, path);
+             });
+           },
+           py::arg("path"), py::arg("format"))
       .def("describe", [](const PyModel& m) { return describe_model(m.model); })
       .def(
           "format_tensor",

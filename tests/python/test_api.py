@@ -288,3 +288,27 @@ def test_the_runner_fails_a_file_without_tests():
                          capture_output=True, text=True)
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.stdout.rstrip().endswith("error: pytest collected no tests")
+
+
+def test_peer_libraries_that_are_absent_are_named():
+    model = raspc.compile(raspc.parse("tokens;"), vocab="ab", max_len=2)
+    for method, package in ((model.to_transformers, "transformers"), (model.to_transformer_lens, "transformer_lens")):
+        try:
+            __import__(package)
+        except ImportError:
+            with pytest.raises(ImportError) as caught:
+                method()
+            assert f"needs the `{package}` package, which is not installed" in str(caught.value)
+        else:
+            pytest.skip(f"{package} is installed here (the interop tests cover it)")
+
+
+def test_export_writes_the_formats_of_raspc_export(tmp_path):
+    model = raspc.compile(raspc.Program.from_file(PROGRAMS / "hist.rasp"), max_len=4)
+    model.export(tmp_path / "hist.gguf", "gguf")
+    model.export(tmp_path / "hist-hf", "hf")
+    assert (tmp_path / "hist.gguf").read_bytes()[:4] == b"GGUF"
+    assert (tmp_path / "hist-hf" / "model.safetensors").is_file()
+    with pytest.raises(raspc.InputError) as caught:
+        model.export(tmp_path / "x", "onnx")
+    assert str(caught.value).startswith("format:")
