@@ -44,8 +44,10 @@ json hf_config(const Model& model) {
       {"tie_word_embeddings", true},  // logits are ln_f(x) . wte^T
       {"use_cache", true},
       {"bos_token_id", bos},
-      {"eos_token_id", bos},
-      {"pad_token_id", bos},
+      // No pad or end token: generate() masks out every input position holding the pad id, and
+      // would mask BOS, which every head falls back on.
+      {"eos_token_id", nullptr},
+      {"pad_token_id", nullptr},
       {"dtype", "float32"},
       {"raspc", export_metadata(model)},
   };
@@ -96,17 +98,13 @@ json hf_tokenizer_config(const Model& model) {
   json config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
                  {"model_max_length", model.config.n_positions},
                  {"clean_up_tokenization_spaces", false}};
-  if (model.bos_id >= 0) {
-    config["bos_token"] = model.vocab[size_t(model.bos_id)];
-    config["pad_token"] = model.vocab[size_t(model.bos_id)];
-  }
+  if (model.bos_id >= 0) config["bos_token"] = model.vocab[size_t(model.bos_id)];
   return config;
 }
 
 json hf_generation_config(const Model& model) {
   json bos = model.bos_id >= 0 ? json(model.bos_id) : json(nullptr);
-  return {{"bos_token_id", bos}, {"pad_token_id", bos}, {"do_sample", false},
-          {"max_length", model.config.n_positions}};
+  return {{"bos_token_id", bos}, {"do_sample", false}};
 }
 
 std::string model_card(const Model& model) {

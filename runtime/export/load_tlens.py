@@ -29,11 +29,12 @@ def read_export(folder):
 def load(folder, device=None):
     """The model in TransformerLens 4.x (TransformerBridge.boot_native) or 2.x (HookedTransformer)."""
     config, raspc, state = read_export(folder)
-    import transformer_lens
-
-    if hasattr(transformer_lens, "HookedTransformer"):  # TL 2.x and 3.x
+    try:  # TL 2.x and 3.x; 4.x raises ImportError for the removed names
         from transformer_lens import HookedTransformer, HookedTransformerConfig
+    except ImportError:
+        HookedTransformer = None
 
+    if HookedTransformer is not None:
         fields = HookedTransformerConfig.__dataclass_fields__
         cfg = HookedTransformerConfig(**{k: v for k, v in config.items() if k in fields})
         model = HookedTransformer(cfg)

@@ -102,6 +102,9 @@ TEST_CASE("hf export: raspc's own file as model.safetensors, a config HF loads, 
   CHECK(config["attn_pdrop"] == 0.0);
   CHECK(config["embd_pdrop"] == 0.0);
   CHECK(config["bos_token_id"] == 0);
+  // A pad id equal to BOS would make generate() mask BOS out.
+  CHECK(config["pad_token_id"].is_null());
+  CHECK(config["eos_token_id"].is_null());
   CHECK(config["raspc"]["vocab"] == json(model.vocab));
   CHECK(config["raspc"]["output"]["token_ids"] == json{4, 1});
   CHECK(config["raspc"]["residual_labels"].size() == 8);
