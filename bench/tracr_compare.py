@@ -1,6 +1,7 @@
 """raspc beside Tracr's own compiler on Tracr's library programs (the same program objects).
 
     RASPC_INTEROP_VENV/bin/python bench/tracr_compare.py BUILD/python [MAX_SEQ_LEN ...] > table.md
+    ... bench/tracr_compare.py BUILD/python --only make_sort,shift_by_1 16   (some programs only)
 
 For each program of tests/python/interop/tracr_cases.py and each max_seq_len (default 10 16):
 layers, heads per layer, residual width, parameters and compile time of each compiler, and the
@@ -96,12 +97,18 @@ def cell(figures, key, fmt):
 
 
 def main():
-    lengths = [int(n) for n in sys.argv[2:]] or [10, 16]
+    args = sys.argv[2:]
+    only = None
+    if args[:1] == ["--only"]:
+        only, args = set(args[1].split(",")), args[2:]
+    lengths = [int(n) for n in args] or [10, 16]
     print("| program | max_seq_len | layers raspc / Tracr | heads raspc / Tracr | residual raspc / Tracr "
           "| parameters raspc / Tracr | compile s raspc (+verify) / Tracr | accuracy raspc / Tracr |")
     print("|---|---|---|---|---|---|---|---|")
     refusals = []
     for name in sorted(CASES):
+        if only is not None and name not in only:
+            continue
         build, vocab = CASES[name]
         for n in lengths:
             tokens_list = list(inputs(vocab, n))
