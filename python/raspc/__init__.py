@@ -337,8 +337,8 @@ class _export_folder:
             self.temporary.cleanup()
 
 
-def from_tracr(expr, vocab, max_seq_len, causal=False):
+def from_tracr(expr, vocab, max_seq_len, causal=False, encodings="tracr"):
     """Converts a program built with Tracr's ``tracr.rasp.rasp`` into a raspc Program
     (see raspc.tracr)."""
     from .tracr import from_tracr as convert
-    return convert(expr, vocab, max_seq_len, causal=causal)
+    return convert(expr, vocab, max_seq_len, causal=causal, encodings=encodings)
