@@ -3,7 +3,7 @@
 # 77 (skipped) where the module was not built or pytest is absent. The Tracr tests (tracr-pypi)
 # and the to_transformers / to_transformer_lens tests run in the interop venv: label `interop`,
 # outside the default suite.
-if(RASPC_HAVE_PYTHON)
+if(RASPC_PYTHON_EXECUTABLE)  # without the module the entries exit 77 (skipped)
   set(raspc_python_runner ${CMAKE_CURRENT_LIST_DIR}/run_pytest.py)
   add_test(NAME "python: the package's API"
            COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH}
