@@ -1,0 +1,344 @@
+"""raspc: RASP programs compiled into real, verified GPT-2 weights.
+
+The compiler, the interpreter, the runtime and the verifier are raspc's C++ ones (the ``_raspc``
+extension module); this package only converts between them and Python::
+
+    import raspc
+    program = raspc.Program.from_file("programs/sort.rasp")
+    raspc.evaluate(program, [3, 1, 2])            # [1, 2, 3], exact
+    model = raspc.compile(program, max_len=8)     # verified GPT-2
+    model.run([3, 1, 2])                          # [1, 2, 3]
+"""
+
+from fractions import Fraction
+
+from . import _raspc
+from .errors import CompileError, FileError, InputError, RaspcError, UndefinedError
+
+__all__ = [
+    "Program", "Model", "Forward", "parse", "evaluate", "compile", "load", "from_tracr",
+    "RaspcError", "CompileError", "InputError", "FileError", "UndefinedError",
+]
+
+
+class Program:
+    """A RASP program: the DAG of s-ops and selectors that evaluating its source produced."""
+
+    def __init__(self, native):
+        self._native = native
+
+    @staticmethod
+    def from_file(path, output=None):
+        """Reads and evaluates a .rasp file; ``output`` names the s-op to output (default: the
+        last expression statement), as ``--output`` does."""
+        return Program(_raspc.parse_file(str(path), output or ""))
+
+    @property
+    def source(self):
+        return self._native.source
+
+    @property
+    def filename(self):
+        return self._native.filename
+
+    @property
+    def output(self):
+        """The label of the s-op the program outputs."""
+        return self._native.output
+
+    @property
+    def names(self):
+        """Every top-level name bound to an s-op or selector, in the order first assigned."""
+        return self._native.names
+
+    @property
+    def vocab(self):
+        """The vocabulary the ``# vocab:`` header line declares (empty without one)."""
+        return self._native.vocab
+
+    @property
+    def causal(self):
+        """What the ``# causal:`` header line says (``None`` without one)."""
+        return self._native.causal
+
+    @property
+    def expectations(self):
+        """The header's ``# expect:`` lines as (input, output, causal) tuples of text."""
+        return self._native.expectations
+
+    def __repr__(self):
+        return f"<raspc.Program {self.filename} output={self.output}>"
+
+
+def parse(source, filename="<string>", output=None):
+    """Evaluates RASP source text into a Program. A syntax or evaluation error raises
+    CompileError with the located diagnostic (``.path``, ``.line``, ``.column``)."""
+    return Program(_raspc.parse(source, filename, output or ""))
+
+
+def evaluate(program, tokens, causal=False, trace=False):
+    """Runs the reference interpreter on one input: a list of tokens, or a string in the CLI's
+    ``--input`` form ("hello", "[3,1,2]"). Values are exact: ints, ``fractions.Fraction``, bools
+    and strs. With ``trace``, a dict of every named s-op's values and ``"output"``."""
+    return _raspc.evaluate(_native_program(program), tokens, bool(causal), bool(trace))
+
+
+def compile(program, vocab=None, max_len=16, causal=None, layer_norm=True, verify=True,
+            activation="gelu", verify_len=0, samples=10000, seed=1, device="cpu", dump_after=None,
+            explain=False):
+    """Compiles a program into a verified GPT-2 Model. ``vocab`` defaults to the program's
+    ``# vocab:`` line (a str is read as the CLI's ``--vocab``: "abc", "a b c", "[1,2,3]");
+    ``causal`` defaults to its ``# causal:`` line. A refusal, or a verification that finds a
+    mismatch, raises CompileError with the same diagnostic ``raspc compile`` prints.
+    ``dump_after`` (a pass name) and ``explain`` print what ``--dump-after`` and ``--explain``
+    print, to sys.stdout, as soon as the compiler has it."""
+    native = _native_program(program)
+    if vocab is None:
+        vocab = native.vocab
+    elif isinstance(vocab, str):
+        vocab = _raspc.parse_vocabulary(vocab)
+    if causal is None:
+        causal = bool(native.causal)
+    return Model(_raspc.compile(native, list(vocab), int(max_len), bool(causal), bool(layer_norm),
+                                activation, bool(verify), int(verify_len), int(samples), int(seed),
+                                device, dump_after or "", bool(explain)), getattr(program, "_codec", None))
+
+
+def load(path):
+    """Reads a model file (safetensors) that ``raspc compile -o`` or Model.save wrote."""
+    return Model(_raspc.load(str(path)))
+
+
+def _native_program(program):
+    if isinstance(program, Program):
+        return program._native
+    raise TypeError(f"expected a raspc.Program, not {type(program).__name__}")
+
+
+def _value_of_display(text):
+    """A model output as a Python value: the decoded token's text read back the way the
+    interpreter displays values (3, 1/3, True; anything else stays a str)."""
+    if text in ("True", "False"):
+        return text == "True"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    if "/" in text:
+        try:
+            return Fraction(text)
+        except ValueError:
+            return text
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+# Residual dimensions that hold no s-op: the constant, the BOS flag, padding, zero and the anchor.
+_SPECIAL_DIMENSIONS = ("one", "bos", "pad", "zero", "anchor")
+
+
+class Forward:
+    """One forward pass: ``logits`` (T, V), and with capture ``residual`` (2L+1, T, C: the
+    embeddings, then the stream after every attention and every MLP) and ``attention``
+    (L, H, T, T, [query][key]) as numpy arrays; T counts BOS."""
+
+    def __init__(self, model, result):
+        self.model = model
+        self.tokens = result["tokens"]
+        self.logits = result["logits"]
+        self.residual = result.get("residual")
+        self.attention = result.get("attention")
+        self.outputs = [model._output_value(v) for v in result["outputs"]]
+        self.margins = result["margins"]
+
+    @property
+    def stages(self):
+        """The names of the residual stages: "embed", "attn 0", "mlp 0", "attn 1", ..."""
+        names = ["embed"]
+        for layer in range(self.model.config["n_layer"]):
+            names += [f"attn {layer}", f"mlp {layer}"]
+        return names
+
+    def decode_residual(self, stage):
+        """The s-op values the residual stream holds after ``stage`` (an index into ``stages``
+        or its name), by s-op name, one value a position (BOS included): a one-hot group
+        ("name:value" dimensions) reads as the value of its largest dimension (None where no
+        dimension stands out: the s-op is not written yet), a numerical dimension as its number."""
+        if self.residual is None:
+            raise ValueError("this forward did not capture the residual stream (capture=True)")
+        if isinstance(stage, str):
+            stage = self.stages.index(stage)
+        stream = self.residual[stage]
+        groups = {}
+        decoded = {}
+        for dim, label in enumerate(self.model.residual_labels):
+            if not label or label in _SPECIAL_DIMENSIONS or label.endswith(".scratch"):
+                continue
+            name, colon, value = label.partition(":")
+            if colon:
+                groups.setdefault(name, []).append((dim, value))
+            else:
+                decoded[name] = [float(x) for x in stream[:, dim]]
+        for name, dims in groups.items():
+            columns = stream[:, [d for d, _ in dims]]
+            decoded[name] = [self._one_hot_value(row, dims) for row in columns]
+        return decoded
+
+    def _one_hot_value(self, row, dims):
+        # Embedded one-hots are scaled (tokens by 0.1), and later writes may leave small residues
+        # in other dimensions: the value is the largest dimension where it clearly stands out.
+        order = row.argsort()
+        best = row[order[-1]]
+        second = row[order[-2]] if len(row) > 1 else 0.0
+        if best < 0.05 or second > best / 2:
+            return None
+        return self.model._output_value(dims[order[-1]][1])
+
+
+class Model:
+    """A GPT-2 model compiled by raspc (or loaded from a file)."""
+
+    def __init__(self, native, codec=None):
+        self._native = native
+        self._codec = codec
+
+    @property
+    def config(self):
+        """n_layer, n_head, n_embd, n_inner, n_positions, vocab_size, causal, layer_norm,
+        activation: the GPT-2 configuration."""
+        return self._native.config
+
+    @property
+    def vocab(self):
+        """The token strings by id (BOS included)."""
+        return self._native.vocab
+
+    @property
+    def residual_labels(self):
+        """One label a residual dimension: "tokens:a", "hist:3", "frac", "one", "bos", ..."""
+        return self._native.residual_labels
+
+    @property
+    def report(self):
+        """The compiler's report (layers, heads, parameters, verification), as a dict."""
+        return self._native.report
+
+    @property
+    def metadata(self):
+        return self._native.metadata
+
+    @property
+    def weights(self):
+        """Every parameter under its Hugging Face GPT-2 name, as read-only numpy views of the
+        model's own storage (no copy); they keep the model's storage alive."""
+        return self._native.weights
+
+    def run(self, tokens, device="cpu"):
+        """The decoded output at every input position (BOS excluded)."""
+        return self.forward(tokens, capture=False, device=device).outputs
+
+    def forward(self, tokens, capture=True, device="cpu"):
+        """Runs the model on one input; with ``capture``, the residual stream after every
+        half-block and every head's attention pattern too. Returns a Forward."""
+        return Forward(self, self._native.forward(tokens, bool(capture), device))
+
+    def decode_residual(self, tokens, stage):
+        """Forward.decode_residual of this input: the s-op values the residual holds."""
+        return self.forward(tokens).decode_residual(stage)
+
+    def save(self, path):
+        """Writes the model as one safetensors file (atomically), as ``raspc compile -o``."""
+        self._native.save(str(path))
+
+    def export(self, path, format):
+        """Writes the model for another runtime, as ``raspc export`` does: "hf" (a Hugging Face
+        transformers folder), "tlens" (a TransformerLens folder with its loader), "gguf" (a
+        file), "llmc" (an llm.c folder). A format that cannot run the model exactly refuses it
+        (FileError, with the reason), before anything is written."""
+        self._native.export(str(path), format)
+
+    def to_transformers(self, folder=None):
+        """The model as a Hugging Face ``GPT2LMHeadModel``, loaded from an "hf" export (into
+        ``folder``, kept; else a temporary folder). Its logits are this model's. A bidirectional
+        program's model needs a 4-D all-zero ``attention_mask`` (B, 1, T, T): GPT-2's default mask
+        is causal. ``.raspc`` holds raspc's metadata (vocab, bos_id, output, residual_labels)."""
+        transformers = _require("transformers", "Model.to_transformers")
+        with _export_folder(folder, "raspc-hf-") as path:
+            self.export(path, "hf")
+            model = transformers.GPT2LMHeadModel.from_pretrained(path)
+        model.eval()
+        model.raspc = self._export_metadata()
+        return model
+
+    def to_transformer_lens(self, folder=None):
+        """The model in TransformerLens (4.x: a TransformerBridge; 2.x: a HookedTransformer),
+        loaded by the loader the "tlens" export ships, unprocessed (no fold_ln or centring, so
+        the residual stream holds what ``residual_labels`` name). ``.raspc`` holds the metadata."""
+        _require("transformer_lens", "Model.to_transformer_lens")
+        import importlib.util
+        import os
+        with _export_folder(folder, "raspc-tlens-") as path:
+            self.export(path, "tlens")
+            spec = importlib.util.spec_from_file_location("raspc_load_tlens", os.path.join(path, "load_tlens.py"))
+            loader = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(loader)
+            return loader.load(path)
+
+    def _export_metadata(self):
+        return {"vocab": self.vocab, "bos_id": self._native.bos_id, "input_ids": self._native.input_ids,
+                "output": self.metadata.get("output"), "mode": self.metadata.get("mode"),
+                "residual_labels": self.residual_labels}
+
+    def describe(self):
+        """What ``raspc inspect`` prints first: config, sizes, vocabulary, labels, metadata."""
+        return self._native.describe()
+
+    def format_tensor(self, name):
+        """One tensor as ``raspc inspect --tensor`` prints it, rows and columns labelled."""
+        return self._native.format_tensor(name)
+
+    def _output_value(self, text):
+        if self._codec is not None:
+            return self._codec.from_display(text)
+        return _value_of_display(text)
+
+    def __repr__(self):
+        c = self.config
+        return (f"<raspc.Model {c['n_layer']} layers, {c['n_head']} heads, n_embd {c['n_embd']}, "
+                f"{c['vocab_size']} tokens>")
+
+
+def _require(package, what):
+    import importlib
+    try:
+        return importlib.import_module(package)
+    except ImportError as error:
+        raise ImportError(f"{what} needs the `{package}` package, which is not installed "
+                          f"(pip install {package.replace('_', '-')})") from error
+
+
+class _export_folder:
+    """The folder an export goes to: the caller's (kept), or a temporary one (removed after)."""
+
+    def __init__(self, folder, prefix):
+        self.folder, self.prefix, self.temporary = folder, prefix, None
+
+    def __enter__(self):
+        if self.folder is not None:
+            return str(self.folder)
+        import tempfile
+        self.temporary = tempfile.TemporaryDirectory(prefix=self.prefix)
+        return self.temporary.name
+
+    def __exit__(self, *exc):
+        if self.temporary is not None:
+            self.temporary.cleanup()
+
+
+def from_tracr(expr, vocab, max_seq_len, causal=False, encodings="tracr"):
+    """Converts a program built with Tracr's ``tracr.rasp.rasp`` into a raspc Program
+    (see raspc.tracr)."""
+    from .tracr import from_tracr as convert
+    return convert(expr, vocab, max_seq_len, causal=causal, encodings=encodings)

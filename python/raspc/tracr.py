@@ -1,0 +1,471 @@
+"""Tracr's RASP programs compiled by raspc.
+
+``from_tracr(expr, vocab, max_seq_len)`` turns a program built with Tracr's own ``tracr.rasp.rasp``
+module into a raspc Program; ``compile_rasp_to_model`` has the signature of Tracr's
+``tracr.compiler.compiling.compile_rasp_to_model`` and returns a model whose
+``.apply(["BOS", ...]).decoded`` reads as Tracr's does, so a notebook switches by one import::
+
+    from raspc.tracr import compile_rasp_to_model   # was: from tracr.compiler.compiling import ...
+
+Only Tracr's ``rasp`` module is used (imported, never copied): no jax. The conversion writes no
+semantics of its own: Python callables (in Map, SequenceMap and Select predicates) are called, as
+Tracr's compiler calls them, on the value sets that raspc's own inference computes for their
+inputs, and become lookup tables; raspc's interpreter, compiler and verifier then run those.
+
+Where Tracr's evaluator differs from RASP's, the conversion keeps Tracr's meaning:
+  - ``None``: an Aggregate's default is None, and Map/SequenceMap give None on a None input (the
+    callable is not called), as ``rasp.evaluate`` does; None is a value of its own (NONE below).
+  - a Select predicate that raises (a Comparison on None) selects nothing there.
+  - an Aggregate of one selected value is that value, of several numbers their mean, whatever the
+    encoding (raspc's aggregate means the same); several strings are undefined in both.
+  - values RASP has no atom for (tuples, as make_nary_sequencemap builds) are opaque values that
+    only the callables look inside; floats become exact rationals (0.1 is 1/10 where that is the
+    float's nearest short fraction) and are handed back to callables as the same floats.
+"""
+
+import math
+from fractions import Fraction
+
+import raspc
+from raspc import _raspc
+
+# The value Tracr writes as None (an empty selection's default, and maps of it).
+NONE = "\u22a5"
+# Opaque values (tuples, ...) are strings between these brackets that only the codec reads.
+_OPAQUE = ("\u27e8", "\u27e9")
+_INT64 = 2 ** 63
+
+
+class _Codec:
+    """Python values <-> raspc atoms, for one program."""
+
+    def __init__(self):
+        self._opaque = {}  # text -> Python object
+        self._floats = {}  # Fraction -> the float it stands for
+
+    def to_raspc(self, value):
+        if value is None:
+            return NONE
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and -_INT64 < value < _INT64:
+            return value
+        if isinstance(value, float) and math.isfinite(value):
+            if value.is_integer() and abs(value) < _INT64:
+                return int(value)
+            exact = Fraction(value)
+            short = exact.limit_denominator(10 ** 6)
+            number = short if float(short) == value else exact
+            self._floats.setdefault(number, value)
+            return number
+        if isinstance(value, Fraction):
+            return value
+        if isinstance(value, str) and not (value == NONE or value.startswith(_OPAQUE[0])):
+            return value
+        text = _OPAQUE[0] + repr(value) + _OPAQUE[1]
+        previous = self._opaque.setdefault(text, value)
+        if previous != value:
+            raise raspc.CompileError(f"tracr: error: two different values print as {text}")
+        return text
+
+    def to_python(self, value):
+        """A raspc atom as Tracr's callables and outputs see it."""
+        if isinstance(value, str):
+            if value == NONE:
+                return None
+            return self._opaque.get(value, value)
+        if isinstance(value, Fraction):
+            return self._floats.get(value, float(value))
+        return value
+
+    def from_display(self, text):
+        """A model output (a token's text, or a numerical reading) as a Python value."""
+        if text == NONE:
+            return None
+        if text in self._opaque:
+            return self._opaque[text]
+        value = raspc._value_of_display(text)
+        return self.to_python(value) if isinstance(value, Fraction) else value
+
+
+def _rasp():
+    try:
+        from tracr.rasp import rasp
+    except ImportError as error:
+        raise ImportError("raspc.tracr needs Tracr's rasp module: pip install tracr-pypi") from error
+    return rasp
+
+
+def _callable_name(f):
+    code = getattr(f, "__code__", None)
+    name = getattr(f, "__name__", type(f).__name__)
+    if code is None:
+        return name
+    return f"{name} at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
+
+
+def _topological(expr):
+    """Every expression the output depends on, children first, each once."""
+    order, seen, stack = [], set(), [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node.unique_id in seen:
+            continue
+        seen.add(node.unique_id)
+        stack.append((node, True))
+        for child in reversed(node.children):
+            if child.unique_id not in seen:
+                stack.append((child, False))
+    # A node is appended once all its children are (a DAG has no path back to it).
+    return order
+
+
+class _Converter:
+    def __init__(self, rasp, vocab, max_seq_len, causal, encodings):
+        self.rasp = rasp
+        self.encodings = encodings
+        self.codec = _Codec()
+        self.vocab = [self.codec.to_raspc(v) for v in sorted(vocab, key=repr)]
+        self.max_len = max_seq_len
+        self.causal = causal
+        self.ids = {}
+
+    # --- the listing: one line per expression, where errors point --------------------------
+    def describe(self, expr):
+        r = self.rasp
+        label = lambda e: _label(e)
+        if isinstance(expr, r.TokensType):
+            return "tokens"
+        if isinstance(expr, r.IndicesType):
+            return "indices"
+        if isinstance(expr, r.LengthType):
+            return "length"
+        if isinstance(expr, r.LinearSequenceMap):
+            return f"LinearSequenceMap({label(expr.fst)}, {label(expr.snd)}, {expr.fst_fac!r}, {expr.snd_fac!r})"
+        if isinstance(expr, r.SequenceMap):
+            return f"SequenceMap({_callable_name(expr.f)}, {label(expr.fst)}, {label(expr.snd)})"
+        if isinstance(expr, r.Map):
+            return f"Map({_callable_name(expr.f)}, {label(expr.inner)})"
+        if isinstance(expr, r.Full):
+            return f"Full({expr.fill!r})"
+        if isinstance(expr, r.ConstantSOp):
+            return f"ConstantSOp({list(expr.value)!r})"
+        if isinstance(expr, r.Select):
+            predicate = expr.predicate
+            shown = predicate.name if isinstance(predicate, r.Comparison) else _callable_name(predicate)
+            return f"Select({label(expr.keys)}, {label(expr.queries)}, {shown})"
+        if isinstance(expr, r.ConstantSelector):
+            return "ConstantSelector(...)"
+        if isinstance(expr, r.Aggregate):
+            return f"Aggregate({label(expr.selector)}, {label(expr.sop)}, default={expr.default!r})"
+        if isinstance(expr, r.SelectorWidth):
+            return f"SelectorWidth({label(expr.selector)})"
+        if isinstance(expr, (r.SelectorAnd, r.SelectorOr)):
+            return f"{type(expr).__name__}({label(expr.fst)}, {label(expr.snd)})"
+        if isinstance(expr, r.SelectorNot):
+            return f"SelectorNot({label(expr.inner)})"
+        return f"{type(expr).__name__}(...)"
+
+    def convert(self, expr):
+        order = _topological(expr)
+        lines = []
+        for e in order:
+            encoding = _explicit_encoding(e)
+            suffix = f"  # {encoding}" if encoding else ""
+            lines.append(f"{_label(e)} = {self.describe(e)}{suffix}")
+        self.name = f"tracr:{_label(expr)}"
+        self.b = _raspc.ProgramBuilder(self.name, "\n".join(lines) + "\n")
+        for line, e in enumerate(order, start=1):
+            self.line = line
+            self.current = e
+            node = self.node(e)
+            self.ids[e.unique_id] = node
+            if isinstance(e, self.rasp.SOp):
+                self.b.set_name(node, _label(e))
+                encoding = _encoding(e, self.encodings)
+                if encoding:
+                    self.b.annotate(node, encoding)
+        program = raspc.Program(self.b.build(self.ids[expr.unique_id]))
+        program._codec = self.codec
+        program.tracr_vocab = self.vocab
+        program.max_seq_len = self.max_len
+        program.tracr_causal = self.causal
+        return program
+
+    # --- helpers over the builder ---------------------------------------------------------
+    def of(self, expr):
+        return self.ids[expr.unique_id]
+
+    def refuse(self, why):
+        """A CompileError located at the current expression's line of the listing."""
+        line = f"{_label(self.current)} = {self.describe(self.current)}"
+        raise raspc.CompileError(f"{self.name}:{self.line}:1: error: {why}\n  {line}\n  ^")
+
+    def values(self, node):
+        """The values raspc's inference says `node` takes, as raspc atoms."""
+        return self.b.value_set(node, self.vocab, self.max_len, self.causal)
+
+    def constant(self, value):
+        return self.b.constant(self.codec.to_raspc(value), self.line)
+
+    def table(self, node, function):
+        """A lookup table of `function` over the values of `node` (None in, None out, as Tracr's
+        evaluator; values where the callable raises are left out: the program is undefined there)."""
+        keys, outputs = [], []
+        for key in self.values(node):
+            defined, out = self.call(function, key)
+            if defined:
+                keys.append(key)
+                outputs.append(out)
+        return self.b.lookup(node, keys, outputs, self.line)
+
+    def call(self, function, *arguments):
+        """(defined, the raspc atom of function(*arguments)) as Tracr's evaluator computes it:
+        None where an argument is None, undefined where the callable raises."""
+        python = [self.codec.to_python(a) for a in arguments]
+        if any(a is None for a in python):
+            return True, NONE
+        try:
+            return True, self.codec.to_raspc(function(*python))
+        except Exception:
+            return False, None
+
+    # --- one Tracr expression -------------------------------------------------------------
+    def node(self, e):
+        r, b, line = self.rasp, self.b, self.line
+        if isinstance(e, r.TokensType):
+            return b.tokens(line)
+        if isinstance(e, r.IndicesType):
+            return b.indices(line)
+        if isinstance(e, r.LengthType):
+            return b.selector_width(self.select_all(True), line)
+        if isinstance(e, r.Map):
+            return self.table(self.of(e.inner), e.f)
+        if isinstance(e, r.SequenceMap):
+            return self.sequence_map(e)
+        if isinstance(e, r.Full):
+            return self.constant(e.fill)
+        if isinstance(e, r.ConstantSOp):
+            index = b.indices(line)
+            return b.lookup(index, list(range(len(e.value))), [self.codec.to_raspc(v) for v in e.value], line)
+        if isinstance(e, r.Select):
+            return self.select(e)
+        if isinstance(e, r.ConstantSelector):
+            matrix = e.value
+            return self.select_table(b.indices(line), b.indices(line),
+                                     lambda k, q: q < len(matrix) and k < len(matrix[q]) and bool(matrix[q][k]))
+        if isinstance(e, r.SelectorAnd):
+            return b.select_and(self.of(e.fst), self.of(e.snd), line)
+        if isinstance(e, r.SelectorOr):
+            return b.select_or(self.of(e.fst), self.of(e.snd), line)
+        if isinstance(e, r.SelectorNot):
+            return b.select_not(self.of(e.inner), line)
+        if isinstance(e, r.Aggregate):
+            return b.aggregate(self.of(e.selector), self.of(e.sop), self.codec.to_raspc(e.default), line)
+        if isinstance(e, r.SelectorWidth):
+            return b.selector_width(self.of(e.selector), line)
+        self.refuse(f"raspc cannot convert a {type(e).__name__}: it is none of Tracr's RASP primitives")
+
+    def sequence_map(self, e):
+        b, line = self.b, self.line
+        fst, snd = self.of(e.fst), self.of(e.snd)
+        if isinstance(e, self.rasp.LinearSequenceMap):
+            if all(_is_number(v) for v in self.values(fst) + self.values(snd)):
+                return self.linear(fst, e.fst_fac, snd, e.snd_fac)
+        # One code per pair of values (i * |snd| + j), then a table over the codes: the maps are
+        # elementwise, so the compiler fuses them into one MLP reading both inputs (or, where
+        # both depend on numerical s-ops, computes the first code in an MLP of its own).
+        fst_values, snd_values = self.values(fst), self.values(snd)
+        width = len(snd_values)
+        fst_code = b.lookup(fst, fst_values, [i * width for i in range(len(fst_values))], line)
+        snd_code = b.lookup(snd, snd_values, list(range(width)), line)
+        code = b.elementwise("add", [fst_code, snd_code], line)
+        # Codes are labels, not quantities: where the compiler computes one in an MLP of its own,
+        # it must be a one-hot that the table reads, not a number.
+        for node in (fst_code, snd_code, code):
+            b.annotate(node, "categorical")
+        keys, outputs = [], []
+        for i, x in enumerate(fst_values):
+            for j, y in enumerate(snd_values):
+                defined, out = self.call(e.f, x, y)
+                if defined:
+                    keys.append(i * width + j)
+                    outputs.append(out)
+        return b.lookup(code, keys, outputs, line)
+
+    def linear(self, fst, fst_fac, snd, snd_fac):
+        """fst_fac * fst + snd_fac * snd as the sum it is, which stays numerical; a difference of
+        unit factors is written as one, which the compiler merges when both are means over one
+        selector (make_pair_balance's opens - closes becomes a single mean)."""
+        b, line = self.b, self.line
+        if (fst_fac, snd_fac) == (1, 1):
+            return b.elementwise("add", [fst, snd], line)
+        if (fst_fac, snd_fac) == (1, -1):
+            return b.elementwise("sub", [fst, snd], line)
+        if (fst_fac, snd_fac) == (-1, 1):
+            return b.elementwise("sub", [snd, fst], line)
+        scaled_fst = b.elementwise("mul", [fst, self.constant(fst_fac)], line)
+        scaled_snd = b.elementwise("mul", [snd, self.constant(snd_fac)], line)
+        return b.elementwise("add", [scaled_fst, scaled_snd], line)
+
+    def select_all(self, selected):
+        one = self.b.constant(1, self.line)
+        return self.b.select(one, one, "eq" if selected else "ne", self.line)
+
+    def select(self, e):
+        r = self.rasp
+        keys, queries = self.of(e.keys), self.of(e.queries)
+        predicate = e.predicate
+        if predicate is r.Comparison.TRUE or predicate is r.Comparison.FALSE:
+            return self.select_all(predicate is r.Comparison.TRUE)
+        native = _NATIVE_COMPARISONS.get(getattr(predicate, "name", None))
+        if isinstance(predicate, r.Comparison) and native:
+            values = self.values(keys) + self.values(queries)
+            if all(_is_number(v) for v in values) or all(isinstance(v, str) and v != NONE
+                                                         and not v.startswith(_OPAQUE[0]) for v in values):
+                return self.b.select(keys, queries, native, self.line)
+
+        def holds(k, q):
+            try:
+                return bool(predicate(self.codec.to_python(k), self.codec.to_python(q)))
+            except Exception:
+                return False  # Tracr raises here (a Comparison on None): nothing is selected
+
+        return self.select_table(keys, queries, holds)
+
+    def select_table(self, keys, queries, holds):
+        """A selector from any predicate: its table over the two value sets, written with as few
+        comparisons as its shape allows, all of them reading `keys` on the key side and `queries`
+        on the query side (so the compiler scores it in one head, as a table)."""
+        b, line = self.b, self.line
+        key_values, query_values = self.values(keys), self.values(queries)
+        rows = {q: frozenset(k for k in key_values if holds(k, q)) for q in query_values}
+        distinct = set(rows.values())
+        everything = frozenset(key_values)
+        if distinct <= {frozenset()}:
+            return self.select_all(False)
+        if distinct == {everything}:
+            return self.select_all(True)
+        if len(distinct) == 1:
+            # Every query selects the same keys: a flag on the key side.
+            (accepted,) = distinct
+            flag = b.lookup(keys, key_values, [k in accepted for k in key_values], line)
+            return b.select(flag, b.constant(True, line), "eq", line)
+        if distinct <= {frozenset(), everything}:
+            # A query selects every key or none: a flag on the query side.
+            flag = b.lookup(queries, query_values, [rows[q] == everything for q in query_values], line)
+            return b.select(b.constant(True, line), flag, "eq", line)
+        if all(len(row) <= 1 for row in rows.values()):
+            # Each query selects the keys holding one value (shift_by): compare keys with it.
+            missing = NONE + NONE
+            wanted = [next(iter(rows[q])) if rows[q] else missing for q in query_values]
+            return b.select(keys, b.lookup(queries, query_values, wanted, line), "eq", line)
+        # In general: one term per distinct non-empty row, "the key is in the row and the query's
+        # row is this one", or'ed.
+        selector = None
+        for row in sorted(distinct - {frozenset()}, key=lambda s: sorted(map(repr, s))):
+            key_flag = b.lookup(keys, key_values, [1 if k in row else 0 for k in key_values], line)
+            query_flag = b.lookup(queries, query_values, [1 if rows[q] == row else 2 for q in query_values], line)
+            term = b.select(key_flag, query_flag, "eq", line)
+            selector = term if selector is None else b.select_or(selector, term, line)
+        return selector
+
+
+_NATIVE_COMPARISONS = {"EQ": "eq", "NEQ": "ne", "LT": "lt", "LEQ": "le", "GT": "gt", "GEQ": "ge"}
+
+
+def _is_number(value):
+    return isinstance(value, (int, Fraction)) and not isinstance(value, bool)
+
+
+def _label(expr):
+    # Residual labels are "name:value": a colon in a name would make them ambiguous.
+    return expr.label.replace(":", "_").replace(" ", "_")
+
+
+def _encoding(expr, encodings):
+    """The annotation raspc gets for a Tracr s-op. Encodings change how a value is stored, not
+    what it is, so Tracr's evaluator and raspc's interpreter agree whatever they are; they do
+    change what compiles. With "tracr" (the default), Tracr's categorical (its default too) stays
+    categorical: an aggregate that selects one value copies it, as in Tracr, where raspc alone
+    would have to allow for a mean. Tracr's numerical is left to raspc, which makes an s-op
+    numerical wherever a mean needs it, and merges opens - closes into one mean only where
+    nothing is annotated. "explicit" passes only the annotations the program wrote; "raspc"
+    none at all."""
+    explicit = _explicit_encoding(expr)
+    if encodings == "explicit":
+        return explicit
+    if encodings == "tracr" and explicit != "numerical":
+        return "categorical"
+    return None
+
+
+def _explicit_encoding(expr):
+    """"numerical" or "categorical" where the program says so; None where Tracr's default
+    (categorical) applies, which leaves raspc to choose."""
+    inner = getattr(expr.annotations, "_inner_dict", {})
+    encoding = inner.get("encoding")
+    return getattr(encoding, "value", None) if encoding is not None else None
+
+
+def from_tracr(expr, vocab, max_seq_len, causal=False, encodings="tracr"):
+    """A raspc Program from a Tracr RASP expression (an SOp), for inputs over ``vocab`` of up to
+    ``max_seq_len`` tokens; callables are tabulated on the values raspc infers for that domain."""
+    rasp = _rasp()
+    if not isinstance(expr, rasp.SOp):
+        raise TypeError(f"from_tracr takes a Tracr SOp, not {type(expr).__name__}")
+    return _Converter(rasp, vocab, int(max_seq_len), bool(causal), encodings).convert(expr)
+
+
+def evaluate(program, tokens, causal=None):
+    """raspc's interpreter on a converted program, with Tracr's values in and out (None, tuples,
+    floats for non-integer numbers)."""
+    codec = program._codec
+    if causal is None:
+        causal = program.tracr_causal
+    values = raspc.evaluate(program, [codec.to_raspc(t) for t in tokens], causal=causal)
+    return [codec.to_python(v) for v in values]
+
+
+class TracrOutput:
+    """What Tracr's ``AssembledTransformerModel.apply`` returns, as far as raspc has it:
+    ``decoded`` (BOS first, then one value a position), and the raspc Forward underneath."""
+
+    def __init__(self, decoded, forward):
+        self.decoded = decoded
+        self.forward = forward
+        self.residuals = list(forward.residual) if forward.residual is not None else None
+
+
+class TracrModel:
+    """A raspc-compiled model behind Tracr's ``apply`` interface; ``.model`` is the raspc Model."""
+
+    def __init__(self, model, program, compiler_bos):
+        self.model = model
+        self.program = program
+        self.compiler_bos = compiler_bos
+
+    def apply(self, tokens):
+        tokens = list(tokens)
+        if not tokens or tokens[0] != self.compiler_bos:
+            raise raspc.InputError(f"tokens: error: the first token must be the BOS token {self.compiler_bos!r}, "
+                                   "as in Tracr")
+        codec = self.program._codec
+        forward = self.model.forward([codec.to_raspc(t) for t in tokens[1:]], capture=True)
+        return TracrOutput([self.compiler_bos] + forward.outputs, forward)
+
+
+def compile_rasp_to_model(program, vocab, max_seq_len, causal=False, compiler_bos="compiler_bos",
+                          compiler_pad="compiler_pad", mlp_exactness=100, **raspc_options):
+    """Tracr's ``compile_rasp_to_model``, compiled by raspc: a verified GPT-2 (LayerNorm, GELU)
+    instead of Tracr's bespoke transformer. ``compiler_pad`` and ``mlp_exactness`` are accepted
+    for Tracr's signature and not needed: raspc pads nothing and its MLPs are exact (verified).
+    Further keyword arguments go to raspc.compile (layer_norm=False, samples=..., ...)."""
+    del compiler_pad, mlp_exactness
+    converted = from_tracr(program, vocab, max_seq_len, causal=causal)
+    model = raspc.compile(converted, vocab=converted.tracr_vocab, max_len=max_seq_len, causal=causal,
+                          **raspc_options)
+    return TracrModel(model, converted, compiler_bos)

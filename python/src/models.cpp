@@ -1,0 +1,254 @@
+// Models: compiling a program (compiler/compile.hpp), loading and saving files
+// (runtime/safetensors.hpp), running them on the CPU or CUDA backend (runtime/forward.hpp) and
+// showing their parameters as numpy views of Model::storage.
+#include <algorithm>
+#include <mutex>
+#include <optional>
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "compiler/compile.hpp"
+#include "python/src/bindings.hpp"
+#include "runtime/export/export.hpp"
+#include "runtime/inspect.hpp"
+#include "runtime/model_output.hpp"
+#include "runtime/safetensors.hpp"
+
+namespace raspc::python {
+
+namespace {
+
+// A model with the backend that runs it. One forward at a time: the backends reuse buffers, and
+// Python threads may call while the GIL is released.
+struct PyModel {
+  Model model;
+  std::mutex mutex;
+  std::unique_ptr<Backend> backend;
+  Device device = Device::Cpu;
+  std::optional<CompileReport> report;  // compiled here; a loaded model's is in its metadata
+
+  Backend& backend_for(Device wanted) {
+    if (!backend || device != wanted) {
+      backend = make_backend(model, wanted);
+      device = wanted;
+    }
+    return *backend;
+  }
+};
+
+py::object json_to_python(const nlohmann::json& json) {
+  return py::module_::import("json").attr("loads")(json.dump());
+}
+
+// The report the compiler stores in the model (metadata["compile"]) and what only the report
+// itself holds: the first mismatch and undefined input, the lengths checked, the times.
+py::dict report_to_python(const Model& model, const CompileReport& r) {
+  py::dict d = json_to_python(model.metadata.value("compile", nlohmann::json::object()));
+  d["first_mismatch"] = r.first_mismatch;
+  d["first_undefined"] = r.first_undefined;
+  d["exhaustive_len"] = r.exhaustive_len;
+  d["samples_per_length"] = r.samples_per_length;
+  d["checked_by_length"] = r.checked_by_length;
+  d["numerical_output"] = r.numerical_output;
+  d["compile_ms"] = r.compile_ms;
+  d["verify_ms"] = r.verify_ms;
+  return d;
+}
+
+// A sequence as Python gives it: a str in the CLI's --input form, or a list of tokens (written out
+// in the list form, so both go through the one parser and give the same errors).
+std::vector<int> model_input(const Model& model, const py::handle& tokens) {
+  if (py::isinstance<py::str>(tokens)) return parse_model_input(model, tokens.cast<std::string>(), "tokens");
+  std::string text = "[";
+  for (const py::handle item : tokens) {
+    if (text.size() > 1) text += ",";
+    text += to_display(from_python(item, "tokens"));
+  }
+  return parse_model_input(model, text + "]", "tokens");
+}
+
+// A float array that owns a copy of `values` (forward results are small and short-lived).
+py::array_t<float> owned_array(std::vector<float>&& values, std::vector<py::ssize_t> shape) {
+  auto* owner = new std::vector<float>(std::move(values));
+  py::capsule free_owner(owner, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+  return py::array_t<float>(shape, owner->data(), free_owner);
+}
+
+py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const std::string& device_name) {
+  std::vector<int> ids = with_bos(self.model, model_input(self.model, tokens));
+  ForwardOptions options = output_forward_options(self.model);
+  options.capture_residual = options.capture_residual || capture;
+  options.capture_attention = capture;
+  Device device = parse_device(device_name);
+  ForwardResult result;
+  PositionOutputs outputs;
+  {
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(self.mutex);
+    result = self.backend_for(device).forward({ids}, options);
+    outputs = read_outputs(self.model, result, 0);
+  }
+  const py::ssize_t T = result.time, V = result.vocab, C = result.n_embd, L = result.n_layer, H = result.n_head;
+  py::dict d;
+  std::vector<std::string> token_strings;
+  for (int id : ids) token_strings.push_back(self.model.vocab[size_t(id)]);
+  d["tokens"] = token_strings;
+  d["outputs"] = outputs.values;
+  d["margins"] = outputs.margins;
+  d["logits"] = owned_array(std::move(result.logits), {T, V});
+  if (capture) {
+    d["residual"] = owned_array(std::move(result.residual), {2 * L + 1, T, C});
+    d["attention"] = owned_array(std::move(result.attention), {L, H, T, T});
+  }
+  return d;
+}
+
+// The compiler calls this with the GIL released.
+void print_to_python_stdout(const std::string& text) {
+  py::gil_scoped_acquire acquire;
+  py::module_::import("sys").attr("stdout").attr("write")(text);
+}
+
+// Bad arguments are InputErrors (as bad flags are on the command line); what the compiler says
+// about the program is a CompileError.
+CompileOptions compile_options(const PyProgram& program, const py::handle& vocab, int max_len, bool causal,
+                               bool layer_norm, const std::string& activation, bool verify, int verify_len,
+                               long samples, uint64_t seed, const std::string& device,
+                               const std::string& dump_after, bool explain) {
+  CompileOptions options;
+  options.vocab = values_from_python(vocab, "vocab");
+  if (options.vocab.empty()) fail_file(program.source->name, "no vocabulary: give vocab=, or a `# vocab: ...` line at the top of the program");
+  if (max_len < 1 || max_len > 4096) fail_file("max_len", "must be between 1 and 4096, not " + std::to_string(max_len));
+  if (verify_len < 0) fail_file("verify_len", "must be at least 1");
+  if (samples < 0) fail_file("samples", "must be at least 0");
+  options.max_len = max_len;
+  options.mode = causal ? Mode::Causal : Mode::Bidirectional;
+  options.layer_norm = layer_norm;
+  if (activation == "gelu") options.activation = Activation::Gelu;
+  else if (activation == "relu") options.activation = Activation::Relu;
+  else fail_file("activation", "must be gelu or relu, not \"" + activation + "\"");
+  options.verify = verify;
+  options.verify_len = verify_len;
+  options.samples = samples;
+  options.seed = seed;
+  options.device = parse_device(device);
+  options.source_text = program.source->text;
+  if (!dump_after.empty()) {
+    const auto& names = compiler_pass_names();
+    if (std::find(names.begin(), names.end(), dump_after) == names.end())
+      fail_file("dump_after", "unknown pass \"" + dump_after +
+                                  "\"; the passes are infer, simplify, schedule, allocate, lower, assemble, verify");
+    options.dump_after = dump_after;
+    // Printed as soon as it exists, as the CLI does: a later pass may refuse the program.
+    options.on_dump = print_to_python_stdout;
+  }
+  options.explain = explain;
+  if (explain) options.on_explanation = print_to_python_stdout;
+  return options;
+}
+
+std::shared_ptr<PyModel> compile(const PyProgram& program, const CompileOptions& options) {
+  CompileResult result;
+  {
+    py::gil_scoped_release release;
+    result = compile_program(program.program, options);
+  }
+  const CompileReport& r = result.report;
+  if (r.mismatches > 0)
+    fail_file(program.source->name, "verification found " + std::to_string(r.mismatches) +
+                                        " mismatching inputs, so no model was made; the first: " + r.first_mismatch);
+  auto model = std::make_shared<PyModel>();
+  model->model = std::move(result.model);
+  model->report = result.report;
+  return model;
+}
+
+}  // namespace
+
+void bind_models(py::module_& module) {
+  py::class_<PyModel, std::shared_ptr<PyModel>>(module, "Model")
+      .def_property_readonly("config", [](const PyModel& m) { return json_to_python(config_to_json(m.model.config)); })
+      .def_property_readonly("vocab", [](const PyModel& m) { return m.model.vocab; })
+      .def_property_readonly("bos_id", [](const PyModel& m) { return m.model.bos_id; })
+      .def_property_readonly("input_ids", [](const PyModel& m) { return m.model.input_ids; })
+      .def_property_readonly("residual_labels", [](const PyModel& m) { return m.model.residual_labels; })
+      .def_property_readonly("report",
+                             [](const PyModel& m) -> py::object {
+                               if (m.report) return report_to_python(m.model, *m.report);
+                               if (m.model.metadata.contains("compile")) return json_to_python(m.model.metadata["compile"]);
+                               return py::none();
+                             })
+      .def_property_readonly("metadata", [](const PyModel& m) { return json_to_python(m.model.metadata); })
+      .def_property_readonly("weights",
+                             [](py::object self) {
+                               const PyModel& m = self.cast<const PyModel&>();
+                               py::dict weights;
+                               for (const ParameterSpec& spec : parameter_specs(m.model.config)) {
+                                 std::vector<py::ssize_t> shape(spec.shape.begin(), spec.shape.end());
+                                 // A view: the array's base is the model, which lives as long as it.
+                                 py::array_t<float> view(shape, m.model.storage.data() + spec.offset, self);
+                                 // Read-only: a backend may hold its own copy of the parameters.
+                                 view.attr("flags").attr("writeable") = false;
+                                 weights[py::str(spec.name)] = view;
+                               }
+                               return weights;
+                             })
+      .def("forward",
+           [](PyModel& m, const py::object& tokens, bool capture, const std::string& device) {
+             return translating_errors("InputError", [&] { return forward(m, tokens, capture, device); });
+           },
+           py::arg("tokens"), py::arg("capture"), py::arg("device"))
+      .def("save",
+           [](const PyModel& m, const std::string& path) {
+             translating_errors("FileError", [&] {
+               py::gil_scoped_release release;
+               save_model(m.model, path);
+             });
+           },
+           py::arg("path"))
+      .def("export",
+           [](const PyModel& m, const std::string& path, const std::string& format) {
+             ExportFormat parsed = translating_errors("InputError", [&] { return parse_export_format(format, "format"); });
+             translating_errors("FileError", [&] {
+               py::gil_scoped_release release;
+               export_model(m.model, parsed, path);
+             });
+           },
+           py::arg("path"), py::arg("format"))
+      .def("describe", [](const PyModel& m) { return describe_model(m.model); })
+      .def(
+          "format_tensor",
+          [](const PyModel& m, const std::string& name) {
+            return translating_errors("InputError", [&] { return format_tensor(m.model, name); });
+          },
+          py::arg("name"));
+
+  module.def(
+      "load",
+      [](const std::string& path) {
+        return translating_errors("FileError", [&] {
+          auto model = std::make_shared<PyModel>();
+          py::gil_scoped_release release;
+          model->model = load_model(path);
+          return model;
+        });
+      },
+      py::arg("path"));
+  module.def(
+      "compile",
+      [](const PyProgram& program, const py::object& vocab, int max_len, bool causal, bool layer_norm,
+         const std::string& activation, bool verify, int verify_len, long samples, uint64_t seed,
+         const std::string& device, const std::string& dump_after, bool explain) {
+        CompileOptions options = translating_errors("InputError", [&] {
+          return compile_options(program, vocab, max_len, causal, layer_norm, activation, verify, verify_len, samples,
+                                 seed, device, dump_after, explain);
+        });
+        return translating_errors("CompileError", [&] { return compile(program, options); });
+      },
+      py::arg("program"), py::arg("vocab"), py::arg("max_len"), py::arg("causal"), py::arg("layer_norm"),
+      py::arg("activation"), py::arg("verify"), py::arg("verify_len"), py::arg("samples"), py::arg("seed"),
+      py::arg("device"), py::arg("dump_after"), py::arg("explain"));
+}
+
+}  // namespace raspc::python

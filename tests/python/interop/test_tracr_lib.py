@@ -1,0 +1,131 @@
+"""Tracr's own programs (tracr.compiler.lib), unmodified, through raspc.from_tracr: every one
+compiles at max_seq_len 5, 10 and 16, and the compiled GPT-2's output equals Tracr's own
+rasp.evaluate on every input up to length 5 and 1,000 random inputs of each longer length.
+Needs tracr-pypi (the interop venv)."""
+
+import os
+import sys
+from fractions import Fraction
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from tracr.rasp import rasp  # noqa: E402
+
+import raspc  # noqa: E402
+import raspc.tracr  # noqa: E402
+from tracr_cases import CASES, MAX_SEQ_LENS, inputs, same  # noqa: E402
+
+
+@pytest.mark.parametrize("max_seq_len", MAX_SEQ_LENS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_output_equals_tracrs_evaluator(name, max_seq_len):
+    build, vocab = CASES[name]
+    program = build(max_seq_len)
+    model = raspc.tracr.compile_rasp_to_model(program, vocab, max_seq_len, compiler_bos="BOS", samples=1000)
+    assert model.model.report["mismatches"] == 0
+    checked = undefined = 0
+    for tokens in inputs(vocab, max_seq_len):
+        try:
+            expected = rasp.evaluate(program, tokens)
+        except (ValueError, TypeError):
+            undefined += 1  # Tracr's evaluator itself raises here (an average of strings)
+            continue
+        decoded = model.apply(["BOS"] + tokens).decoded
+        assert decoded[0] == "BOS"
+        assert all(same(g, e) for g, e in zip(decoded[1:], expected)) and len(decoded) == len(tokens) + 1, \
+            (tokens, decoded[1:], expected)
+        interpreted = raspc.tracr.evaluate(model.program, tokens)
+        assert all(same(g, e) for g, e in zip(interpreted, expected)), (tokens, interpreted, expected)
+        checked += 1
+    assert checked > 0.9 * (checked + undefined), (checked, undefined)
+
+
+def test_tracr_values_keep_their_python_types():
+    from tracr.compiler import lib
+    shifted = raspc.tracr.compile_rasp_to_model(lib.shift_by(1, rasp.tokens), {"a", "b"}, 4, compiler_bos="BOS")
+    assert shifted.apply(["BOS", "a", "b", "b"]).decoded == ["BOS", None, "a", "b"]
+    frac = raspc.tracr.compile_rasp_to_model(lib.make_frac_prevs(rasp.tokens == "x"), {"x", "y"}, 4,
+                                             compiler_bos="BOS")
+    decoded = frac.apply(["BOS", "x", "y", "y"]).decoded
+    assert decoded[1:] == [1, 0.5, pytest.approx(1 / 3, abs=1e-6)]
+    assert raspc.tracr.evaluate(frac.program, ["x", "y", "y"]) == [1, 0.5, 1 / 3]
+    tuples = raspc.tracr.from_tracr(rasp.SequenceMap(lambda x, y: (x, y), rasp.tokens, rasp.indices), {1, 2}, 3)
+    assert raspc.tracr.evaluate(tuples, [2, 1]) == [(2, 0), (1, 1)]
+
+
+def test_the_bos_token_must_come_first():
+    from tracr.compiler import lib
+    model = raspc.tracr.compile_rasp_to_model(lib.make_length(), {"a"}, 3, compiler_bos="BOS")
+    with pytest.raises(raspc.InputError) as caught:
+        model.apply(["a", "a"])
+    assert str(caught.value) == "tokens: error: the first token must be the BOS token 'BOS', as in Tracr"
+
+
+def test_a_refusal_names_the_tracr_expression_and_why():
+    # 150 tokens x 16 positions: a categorical s-op of 2,400 values, more than raspc gives
+    # dimensions to (2,048); Tracr would give it 2,400.
+    pairs = rasp.SequenceMap(lambda x, i: (x, i), rasp.tokens, rasp.indices).named("pairs")
+    with pytest.raises(raspc.CompileError) as caught:
+        raspc.tracr.compile_rasp_to_model(pairs, set(range(150)), 16)
+    error = caught.value
+    converted_lines = raspc.tracr.from_tracr(pairs, {1}, 2).source.splitlines()
+    assert error.path == f"tracr:pairs_{pairs.unique_id}"
+    assert error.line == len(converted_lines) and error.column == 1
+    lines = str(error).splitlines()
+    assert "2400 values" in lines[0] and "2048" in lines[0], lines[0]
+    assert lines[1] == f"  pairs_{pairs.unique_id} = SequenceMap(<lambda> at test_tracr_lib.py:{pairs.f.__code__.co_firstlineno}, tokens, indices)"
+
+
+def test_an_unknown_expression_is_refused_by_name():
+    class Custom(rasp.SOp):
+        @property
+        def children(self):
+            return [rasp.tokens]
+
+    with pytest.raises(raspc.CompileError) as caught:
+        raspc.from_tracr(Custom(), {"a"}, 3)
+    assert "raspc cannot convert a Custom: it is none of Tracr's RASP primitives" in str(caught.value)
+
+
+def _agree_everywhere(program, vocab, max_seq_len, **options):
+    """The compiled model and raspc's interpreter equal Tracr's evaluator on every input."""
+    model = raspc.tracr.compile_rasp_to_model(program, vocab, max_seq_len, compiler_bos="BOS", **options)
+    for tokens in inputs(vocab, max_seq_len):
+        expected = rasp.evaluate(program, tokens)
+        assert [*map(same, model.apply(["BOS"] + tokens).decoded[1:], expected)] == [True] * len(tokens), tokens
+        assert [*map(same, raspc.tracr.evaluate(model.program, tokens), expected)] == [True] * len(tokens), tokens
+    return model
+
+
+def test_every_primitive_and_predicate_shape():
+    tokens, indices = rasp.tokens, rasp.indices
+    # A predicate of both sides that is none of the special shapes: the general table of terms.
+    near = rasp.Select(tokens, tokens, lambda k, q: abs(k - q) == 1 or k == q == 3)
+    both = rasp.SelectorAnd(near, rasp.Select(indices, indices, rasp.Comparison.LT))
+    either = rasp.SelectorOr(rasp.SelectorNot(near), rasp.Select(indices, rasp.Full(0), rasp.Comparison.EQ))
+    program = rasp.SequenceMap(lambda a, b: a * 10 + b, rasp.SelectorWidth(both), rasp.SelectorWidth(either))
+    _agree_everywhere(program, {1, 2, 3}, 5)
+    # Only the key matters; only the query matters; a constant per position; length.
+    key_only = rasp.SelectorWidth(rasp.Select(tokens, tokens, lambda k, q: k == "a"))
+    query_only = rasp.SelectorWidth(rasp.Select(tokens, tokens, lambda k, q: q == "a"))
+    _agree_everywhere(rasp.SequenceMap(lambda x, y: (x, y), key_only, query_only), {"a", "b"}, 4)
+    offsets = rasp.ConstantSOp([5, 6, 7, 8], check_length=False)
+    _agree_everywhere(rasp.LinearSequenceMap(offsets, rasp.length, 2, -1), {"a", "b"}, 4)
+    # Comparisons on floats compare the rationals raspc holds for them.
+    keys = rasp.numerical(rasp.Map(lambda x: x / 10, tokens))
+    _agree_everywhere(lib_sort_unique(tokens, keys), {1, 2, 3, 4}, 4)
+
+
+def lib_sort_unique(vals, keys):
+    from tracr.compiler import lib
+    return lib.make_sort_unique(vals, keys)
+
+
+def test_a_constant_selector_is_a_table_over_positions():
+    matrix = [[True, False, False], [True, True, False], [False, True, True]]
+    program = rasp.SelectorWidth(rasp.ConstantSelector(matrix))
+    model = raspc.tracr.compile_rasp_to_model(program, {"a", "b"}, 3, compiler_bos="BOS")
+    assert model.apply(["BOS", "a", "b", "a"]).decoded == ["BOS", 1, 2, 2]
+    assert model.apply(["BOS", "b", "b", "b"]).decoded[1:] == rasp.evaluate(program, ["b", "b", "b"])

@@ -1,0 +1,1 @@
+"""A file pytest collects nothing from: the runner must report it as a failure (exit 5 -> 1)."""

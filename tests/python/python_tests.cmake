@@ -1,0 +1,23 @@
+# The Python package's tests (pytest), one CTest entry a test file, run by the interpreter the
+# module was built for against the package in the build folder (python/CMakeLists.txt). They exit
+# 77 (skipped) where the module was not built or pytest is absent. The Tracr tests (tracr-pypi)
+# and the to_transformers / to_transformer_lens tests run in the interop venv: label `interop`,
+# outside the default suite.
+if(RASPC_PYTHON_EXECUTABLE)  # without the module the entries exit 77 (skipped)
+  set(raspc_python_runner ${CMAKE_CURRENT_LIST_DIR}/run_pytest.py)
+  add_test(NAME "python: the package's API"
+           COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH}
+                   ${CMAKE_CURRENT_LIST_DIR}/test_api.py)
+  set_tests_properties("python: the package's API" PROPERTIES SKIP_RETURN_CODE 77 LABELS python
+                       ENVIRONMENT "RASPC_BINARY=$<TARGET_FILE:raspc>;RASPC_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+  add_test(NAME "python: Tracr's library programs"
+           COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH} --venv
+                   ${CMAKE_CURRENT_LIST_DIR}/interop/test_tracr_lib.py)
+  set_tests_properties("python: Tracr's library programs" PROPERTIES SKIP_RETURN_CODE 77 LABELS interop)
+  add_test(NAME "python: to_transformers and to_transformer_lens"
+           COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH} --venv
+                   ${CMAKE_CURRENT_LIST_DIR}/interop/test_exports.py)
+  set_tests_properties("python: to_transformers and to_transformer_lens" PROPERTIES SKIP_RETURN_CODE 77
+                       LABELS interop)
+endif()
+

@@ -1,0 +1,314 @@
+"""The Python package's API on the library programs (programs/): the interpreter, the compiler,
+the model and its errors, all of them the C++ ones behind `import raspc`."""
+
+import gc
+import itertools
+import os
+import subprocess
+import sys
+import threading
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import raspc
+
+REPO = Path(os.environ.get("RASPC_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+PROGRAMS = REPO / "programs"
+
+
+def display(value):
+    """A value as the interpreter displays it (expect lines are written so)."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, Fraction):
+        return f"{value.numerator}/{value.denominator}"
+    return str(value)
+
+
+def inputs_up_to(vocab, length):
+    for n in range(1, length + 1):
+        yield from (list(t) for t in itertools.product(vocab, repeat=n))
+
+
+@pytest.mark.parametrize("path", sorted(PROGRAMS.glob("*.rasp")), ids=lambda p: p.stem)
+def test_evaluate_gives_every_expect_line_of_the_library(path):
+    program = raspc.Program.from_file(path)
+    assert program.expectations, f"{path.name} has no expect lines"
+    for text, expected, causal in program.expectations:
+        got = raspc.evaluate(program, text, causal=causal)
+        assert " ".join(display(v) for v in got) == expected, (text, causal)
+
+
+def test_evaluate_is_exact_and_typed():
+    program = raspc.Program.from_file(PROGRAMS / "frac_prevs.rasp")
+    assert raspc.evaluate(program, list("xaxb"), causal=True) == [1, Fraction(1, 2), Fraction(2, 3), Fraction(1, 2)]
+    assert type(raspc.evaluate(program, "x", causal=True)[0]) is int
+    hist = raspc.parse("selector_width(select(tokens, tokens, ==)) == 2;")
+    assert raspc.evaluate(hist, "aab") == [True, True, False]
+    sort = raspc.Program.from_file(PROGRAMS / "sort.rasp")
+    assert raspc.evaluate(sort, [3, 1, 2]) == [1, 2, 3]
+    assert raspc.evaluate(sort, "[3,1,2]") == [1, 2, 3]
+
+
+def test_evaluate_trace_names_every_s_op():
+    program = raspc.parse("n = length;\nfirst = aggregate(select(indices, 0, ==), tokens);\nfirst;")
+    trace = raspc.evaluate(program, "ba", trace=True)
+    assert trace["n"] == [2, 2]
+    assert trace["first"] == ["b", "b"]
+    assert trace["output"] == ["b", "b"]
+
+
+def test_program_reads_its_header():
+    program = raspc.Program.from_file(PROGRAMS / "sort.rasp")
+    assert program.vocab == [1, 2, 3, 4]
+    assert program.causal is False
+    assert program.output == "sorted"
+    assert "sorted" in program.names
+    assert program.filename == str(PROGRAMS / "sort.rasp")
+    assert program.source == (PROGRAMS / "sort.rasp").read_text()
+
+
+@pytest.mark.parametrize("name,max_len,length", [("sort", 5, 4), ("hist", 5, 4), ("reverse", 5, 4),
+                                                  ("frac_prevs", 5, 4), ("most_freq", 4, 4)])
+def test_compiled_outputs_equal_the_interpreter(name, max_len, length):
+    program = raspc.Program.from_file(PROGRAMS / f"{name}.rasp")
+    model = raspc.compile(program, max_len=max_len)
+    assert model.report["mismatches"] == 0 and model.report["inputs_checked"] > 0
+    causal = bool(program.causal)
+    for tokens in inputs_up_to(program.vocab, length):
+        expected = raspc.evaluate(program, tokens, causal=causal)
+        # Numerical outputs (frac_prevs) are float32 readings that the runtime reports as the
+        # exact value within its tolerance, as the verification checked: equal here too.
+        assert model.run(tokens) == expected, tokens
+
+
+def test_compile_takes_the_vocabulary_and_options():
+    program = raspc.parse("aggregate(select(indices, length - indices - 1, ==), tokens);")
+    model = raspc.compile(program, vocab="xyz", max_len=3, layer_norm=False)
+    assert model.config["layer_norm"] is False
+    assert model.config["n_positions"] == 4
+    # BOS, the inputs, then the outputs the inputs do not cover (the aggregate's default 0).
+    assert model.vocab == ["<bos>", "x", "y", "z", "0"]
+    assert model.run("xyz") == ["z", "y", "x"]
+    assert model.report["verified_len"] == 3 and model.report["exhaustive"] is True
+
+
+def test_a_refusal_is_a_compile_error_with_the_cli_diagnostic(tmp_path):
+    source = 'x = numerical(aggregate(full_s, tokens));\nx;\n'
+    path = tmp_path / "refused.rasp"
+    path.write_text(source)
+    with pytest.raises(raspc.CompileError) as caught:
+        raspc.compile(raspc.Program.from_file(path), vocab="abc", max_len=8, verify=False)
+    error = caught.value
+    assert (error.path, error.line, error.column) == (str(path), 1, 15)
+    assert str(error).startswith(f"{path}:1:15: error: a numerical aggregate takes the mean of these values")
+    cli = subprocess.run([os.environ["RASPC_BINARY"], "compile", str(path), "--vocab", "abc", "--max-len", "8",
+                          "--no-verify"], capture_output=True, text=True)
+    assert cli.returncode == 1
+    assert cli.stderr.rstrip("\n") == str(error)
+
+
+def test_a_syntax_error_is_located():
+    with pytest.raises(raspc.CompileError) as caught:
+        raspc.parse("x = 1 +;\n", filename="bad.rasp")
+    assert (caught.value.path, caught.value.line, caught.value.column) == ("bad.rasp", 1, 8)
+    assert str(caught.value) == "bad.rasp:1:8: error: expected an expression but found `;`\n  x = 1 +;\n         ^"
+
+
+def test_a_missing_file_names_it(tmp_path):
+    missing = tmp_path / "missing.rasp"
+    with pytest.raises(raspc.CompileError) as caught:
+        raspc.Program.from_file(missing)
+    assert str(caught.value) == f"{missing}: error: cannot open the file (does it exist, and is it readable?)"
+    assert caught.value.path == str(missing) and caught.value.line is None
+    with pytest.raises(raspc.FileError):
+        raspc.load(tmp_path / "missing.safetensors")
+
+
+def test_an_undefined_input_names_the_position():
+    program = raspc.parse("aggregate(select(indices, indices, <=), tokens);")
+    with pytest.raises(raspc.UndefinedError) as caught:
+        raspc.evaluate(program, "ab")
+    assert caught.value.position == 1
+    assert "at position 1 this aggregate selects 2 positions" in str(caught.value)
+
+
+def test_bad_inputs_raise_input_errors():
+    program = raspc.Program.from_file(PROGRAMS / "sort.rasp")
+    model = raspc.compile(program, max_len=3)
+    with pytest.raises(raspc.InputError) as caught:
+        model.run([9])
+    assert str(caught.value) == 'tokens:1:2: error: "9" is not in the model\'s input vocabulary (1 2 3 4)\n  [9]\n   ^'.rstrip("\n")
+    with pytest.raises(raspc.InputError):
+        model.run([1, 2, 3, 4])  # longer than max_len
+    with pytest.raises(raspc.InputError):
+        model.forward([1], device="tpu")
+    with pytest.raises(TypeError):
+        raspc.evaluate(program, [object()])
+    with pytest.raises(raspc.InputError):
+        raspc.compile(program, vocab="abc", max_len=0)
+
+
+def test_weights_are_views_of_the_models_storage():
+    model = raspc.compile(raspc.Program.from_file(PROGRAMS / "hist.rasp"), max_len=4)
+    weights = model.weights
+    config = model.config
+    V, C, P = config["vocab_size"], config["n_embd"], config["n_positions"]
+    wte, wpe = weights["transformer.wte.weight"], weights["transformer.wpe.weight"]
+    assert wte.shape == (V, C) and wpe.shape == (P, C) and wte.dtype == np.float32
+    assert not wte.flags.owndata and not wte.flags.writeable
+    # One buffer in the HF order: wpe starts right after wte, and the same memory on every access.
+    assert wpe.ctypes.data - wte.ctypes.data == V * C * 4
+    assert model.weights["transformer.wte.weight"].ctypes.data == wte.ctypes.data
+    assert np.shares_memory(wte, model.weights["transformer.wte.weight"])
+    assert "transformer.h.0.attn.c_attn.weight" in weights
+    assert sum(w.size for w in weights.values()) == model.report["parameters"]
+
+
+def test_weights_stay_valid_while_the_model_lives_and_after_it_is_dropped(tmp_path):
+    model = raspc.compile(raspc.Program.from_file(PROGRAMS / "reverse.rasp"), max_len=4)
+    wte = model.weights["transformer.wte.weight"]
+    expected = wte.copy()
+    model.save(tmp_path / "reverse.safetensors")
+    del model
+    gc.collect()
+    # The array's base holds the model's storage: still there, still the same values.
+    assert np.array_equal(wte, expected)
+    loaded = raspc.load(tmp_path / "reverse.safetensors")
+    assert np.array_equal(loaded.weights["transformer.wte.weight"], expected)
+
+
+def test_save_and_load_round_trip(tmp_path):
+    program = raspc.Program.from_file(PROGRAMS / "sort.rasp")
+    model = raspc.compile(program, max_len=4)
+    path = tmp_path / "sort.safetensors"
+    model.save(path)
+    loaded = raspc.load(path)
+    assert loaded.config == model.config
+    assert loaded.vocab == model.vocab
+    assert loaded.residual_labels == model.residual_labels
+    assert loaded.report["mismatches"] == 0
+    assert loaded.run([4, 2, 3, 1]) == [1, 2, 3, 4]
+    assert sorted(os.listdir(tmp_path)) == ["sort.safetensors"]  # no temp file left behind
+
+
+def test_forward_captures_residuals_and_attention():
+    program = raspc.Program.from_file(PROGRAMS / "reverse.rasp")
+    model = raspc.compile(program, max_len=4)
+    c = model.config
+    out = model.forward("abc")
+    T = 4  # BOS + 3
+    assert out.tokens[1:] == ["a", "b", "c"]
+    assert out.logits.shape == (T, c["vocab_size"])
+    assert out.residual.shape == (2 * c["n_layer"] + 1, T, c["n_embd"])
+    assert out.attention.shape == (c["n_layer"], c["n_head"], T, T)
+    assert len(out.stages) == 2 * c["n_layer"] + 1
+    # Attention rows are distributions over the keys the query may see.
+    assert np.allclose(out.attention.sum(axis=-1), 1.0, atol=1e-5)
+    assert out.outputs == ["c", "b", "a"]
+    plain = model.forward("abc", capture=False)
+    assert plain.residual is None and np.array_equal(plain.logits, out.logits)
+
+
+def test_decode_residual_reads_the_s_ops_the_interpreter_computes():
+    program = raspc.Program.from_file(PROGRAMS / "sort.rasp")
+    model = raspc.compile(program, max_len=5)
+    tokens = [3, 1, 2, 2]
+    decoded = model.decode_residual(tokens, "embed")
+    assert decoded["tokens"][1:] == tokens          # position 0 is BOS
+    assert decoded["indices"][1:] == [0, 1, 2, 3]
+    final = model.decode_residual(tokens, -1)
+    trace = raspc.evaluate(program, tokens, trace=True)
+    labelled = [name for name in final if name in trace and name not in ("tokens", "indices")]
+    assert labelled, final.keys()
+    for name in labelled:
+        assert final[name][1:] == trace[name], name
+
+
+def test_forwards_from_threads_agree():
+    program = raspc.Program.from_file(PROGRAMS / "hist.rasp")
+    model = raspc.compile(program, max_len=5)
+    inputs = [list(t) for t in itertools.product("abcd", repeat=3)]
+    results = {}
+
+    def work(index):
+        results[index] = [model.run(tokens) for tokens in inputs]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expected = [raspc.evaluate(program, tokens) for tokens in inputs]
+    assert all(results[i] == expected for i in range(4))
+
+
+def test_bad_compile_arguments_name_the_argument():
+    program = raspc.parse("tokens;")
+    with pytest.raises(raspc.InputError) as caught:
+        raspc.compile(program, vocab="ab", max_len=2, activation="tanh")
+    assert str(caught.value) == 'activation: error: must be gelu or relu, not "tanh"'
+    with pytest.raises(raspc.InputError) as caught:
+        raspc.compile(program, vocab="ab", max_len=0)
+    assert str(caught.value) == "max_len: error: must be between 1 and 4096, not 0"
+    with pytest.raises(raspc.InputError) as caught:
+        raspc.compile(program, vocab=[], max_len=2)
+    assert str(caught.value) == "<string>: error: no vocabulary: give vocab=, or a `# vocab: ...` line at the top of the program"
+
+
+def test_the_program_builder_tabulates_on_inferred_value_sets():
+    # What raspc.from_tracr builds programs with: nodes from Python, each on a line of a listing,
+    # and the value sets of the compiler's inference.
+    builder = raspc._raspc.ProgramBuilder("built", "tokens\nindices\nshifted = tokens + indices\n")
+    tokens = builder.tokens(1)
+    indices = builder.indices(2)
+    total = builder.elementwise("add", [tokens, indices], 3)
+    builder.set_name(total, "shifted")
+    assert builder.value_set(total, [1, 2], 3, False) == [1, 2, 3, 4]
+    doubled = builder.lookup(total, [1, 2, 3, 4], [Fraction(1, 2), 1, Fraction(3, 2), 2], 3)
+    program = raspc.Program(builder.build(doubled))
+    assert program.names == ["shifted"]
+    assert raspc.evaluate(program, [2, 2, 1]) == [1, Fraction(3, 2), Fraction(3, 2)]
+    model = raspc.compile(program, vocab=[1, 2], max_len=3)
+    assert model.run([2, 2, 1]) == [1, Fraction(3, 2), Fraction(3, 2)]
+    # An input the table does not cover (position 3 does not exist at max_len 3): located there.
+    with pytest.raises(raspc.UndefinedError) as caught:
+        raspc.evaluate(program, [2, 2, 2, 2])
+    assert caught.value.path == "built" and caught.value.line == 3
+
+
+def test_the_runner_fails_a_file_without_tests():
+    # pytest exits 5 when it collects nothing; CTest must see a failure, not a pass.
+    here = Path(__file__).resolve().parent
+    package_parent = Path(raspc.__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(here / "run_pytest.py"), str(package_parent), str(here / "no_tests.py")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.rstrip().endswith("error: pytest collected no tests")
+
+
+def test_peer_libraries_that_are_absent_are_named():
+    model = raspc.compile(raspc.parse("tokens;"), vocab="ab", max_len=2)
+    for method, package in ((model.to_transformers, "transformers"), (model.to_transformer_lens, "transformer_lens")):
+        try:
+            __import__(package)
+        except ImportError:
+            with pytest.raises(ImportError) as caught:
+                method()
+            assert f"needs the `{package}` package, which is not installed" in str(caught.value)
+        else:
+            pytest.skip(f"{package} is installed here (the interop tests cover it)")
+
+
+def test_export_writes_the_formats_of_raspc_export(tmp_path):
+    model = raspc.compile(raspc.Program.from_file(PROGRAMS / "hist.rasp"), max_len=4)
+    model.export(tmp_path / "hist.gguf", "gguf")
+    model.export(tmp_path / "hist-hf", "hf")
+    assert (tmp_path / "hist.gguf").read_bytes()[:4] == b"GGUF"
+    assert (tmp_path / "hist-hf" / "model.safetensors").is_file()
+    with pytest.raises(raspc.InputError) as caught:
+        model.export(tmp_path / "x", "onnx")
+    assert str(caught.value).startswith("format:")
