@@ -12,6 +12,7 @@
 #include "raspc/compile_header.hpp"
 #include "runtime/flops.hpp"
 #include "runtime/safetensors.hpp"
+#include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -72,7 +73,7 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--max-len", args->max_len, "Longest input (BOS not counted)");
   cmd->add_flag("--causal", args->causal, "A selector sees only keys at or before the query (GPT-2 semantics)");
   cmd->add_option("--output", args->output_name, "The s-op to output (default: the last expression)");
-  cmd->add_option("-o", args->out_path, "Write the model here (safetensors)");
+  auto* out_option = cmd->add_option("-o", args->out_path, "Write the model here (safetensors)");
   cmd->add_flag("--no-layernorm", args->no_layernorm, "Emit a model without LayerNorm (Tracr-style)");
   cmd->add_option("--activation", args->activation, "gelu or relu");
   cmd->add_option("--verify-len", args->verify_len, "Verify inputs up to this length (default: --max-len)");
@@ -85,7 +86,9 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--dump-after", args->dump_after, "Print a pass's result: infer simplify schedule allocate lower assemble verify");
   cmd->add_flag("--explain", args->explain, "Say why each s-op got its encoding and its block");
   cmd->add_option("--device", args->device, "Verify on cpu or cuda");
-  cmd->callback([args] {
+  cmd->callback([args, out_option] {
+    // Before the verification, which can take minutes: a bad -o is refused at once.
+    if (out_option->count() > 0) check_output_path(args->out_path, "-o", {args->file});
     auto source = read_source_file(args->file);
     CompileOptions options;
     options.vocab = args->vocab.empty() ? header_vocabulary(read_program_header(source)) : parse_vocabulary(args->vocab, "--vocab");
@@ -126,7 +129,7 @@ void add_compile_command(CLI::App& app) {
     if (result.report.mismatches > 0 && !args->force)
       fail_file(args->file, "verification found " + std::to_string(result.report.mismatches) +
                                 " mismatching inputs, so no model was written (--force writes it anyway)");
-    if (!args->out_path.empty()) {
+    if (out_option->count() > 0) {
       save_model(result.model, args->out_path);
       std::cout << "wrote " << args->out_path << "\n";
     }

@@ -1,8 +1,9 @@
 #include "support/diagnostics.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
+
+#include "support/atomic_file.hpp"
 
 namespace raspc {
 
@@ -61,13 +62,9 @@ void fail_file(std::string_view file_name, std::string_view message) {
 }
 
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_file(path, "cannot open the file (does it exist, and is it readable?)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
   auto file = std::make_shared<SourceFile>();
   file->name = path;
-  file->text = buffer.str();
+  file->text = read_file_bytes(path);
   return file;
 }
 
