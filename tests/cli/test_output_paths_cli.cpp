@@ -116,3 +116,21 @@ TEST_CASE("bench --out-dir naming a file, or --update-results naming a folder, i
   CHECK(r.err == "out: error: the output is a folder, not a regular file; raspc replaces only regular files, so give "
                  "another name\n");
 }
+
+TEST_CASE("a folder given as a program or a model is a folder, not a file") {
+  fs::path folder = scratch_folder();
+  fs::create_directories(folder / "d.rasp");
+  fs::create_directories(folder / "m.safetensors");
+  CommandResult r = run_raspc("eval d.rasp --input ab", folder);
+  CHECK(r.code == 1);
+  CHECK(r.err == "d.rasp: error: this is a folder, not a file\n");
+  r = run_raspc("compile d.rasp --vocab ab", folder);
+  CHECK(r.err == "d.rasp: error: this is a folder, not a file\n");
+  r = run_raspc("run m.safetensors --input ab", folder);
+  CHECK(r.code == 1);
+  CHECK(r.err == "m.safetensors: error: this is a folder, not a file\n");
+  REQUIRE(::mkfifo((folder / "f.safetensors").c_str(), 0600) == 0);
+  r = run_raspc("inspect f.safetensors", folder);  // refused without opening it, so it cannot block
+  CHECK(r.code == 1);
+  CHECK(r.err == "f.safetensors: error: this is a FIFO (named pipe), not a regular file\n");
+}
