@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "support/diagnostics.hpp"
+#include "support/utf8.hpp"
 
 namespace raspc {
 
@@ -141,6 +142,7 @@ bool has_numerical_output(const Model& model) {
 
 std::vector<int> parse_model_input(const Model& model, const std::string& text, const std::string& origin) {
   auto source = std::make_shared<SourceFile>(SourceFile{origin, text});
+  require_utf8(source);
   auto span = [&](size_t begin, size_t end) {
     return Span{source, uint32_t(begin), uint32_t(std::max(end, begin + 1))};
   };
@@ -190,7 +192,12 @@ std::vector<int> parse_model_input(const Model& model, const std::string& text, 
       ++begin;
       --end;
     }
-    for (size_t i = begin; i < end; ++i) tokens.push_back(lookup(i, i + 1));
+    // One token a code point: "é" is one symbol of the vocabulary, not two bytes.
+    for (size_t i = begin; i < end;) {
+      const size_t length = std::max<size_t>(1, utf8_length_at(text, i));
+      tokens.push_back(lookup(i, i + length));
+      i += length;
+    }
   }
   if (tokens.empty()) fail_at(span(0, text.size()), "the input is empty; give at least one token");
   const int capacity = model.config.n_positions - (model.bos_id >= 0 ? 1 : 0);

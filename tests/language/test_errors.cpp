@@ -200,3 +200,24 @@ TEST_CASE("errors: inputs and vocabularies that are fine") {
   CHECK(parse_vocabulary("a bc a") == std::vector<Value>{Value::of_string("a"), Value::of_string("bc")});
   CHECK(parse_vocabulary("[1,2,2]") == std::vector<Value>{Value::of_int(1), Value::of_int(2)});
 }
+
+TEST_CASE("errors: inputs and vocabularies are split on UTF-8 code points, and must be UTF-8") {
+  CHECK(parse_vocabulary("\xc3\xa9\xc3\xbc") == std::vector<Value>{Value::of_string("\xc3\xa9"), Value::of_string("\xc3\xbc")});
+  CHECK(parse_input("\xc3\xa9\xc3\xbc\xc3\xa9") ==
+        std::vector<Value>{Value::of_string("\xc3\xa9"), Value::of_string("\xc3\xbc"), Value::of_string("\xc3\xa9")});
+  CHECK(input_error("a\xc3\xa9z", "a \xc3\xa9") ==
+        "--input:1:3: error: the token \"z\" is not in the vocabulary (a \xc3\xa9)");
+  CHECK(input_error("a\xff") ==
+        "--input:1:2: error: the byte \\xff is not UTF-8 text; raspc reads programs and symbols as UTF-8");
+  CHECK(input_error("a", "ab\xe9") ==
+        "--vocab:1:3: error: the byte \\xe9 is not UTF-8 text; raspc reads programs and symbols as UTF-8");
+}
+
+TEST_CASE("errors: a vocabulary naming a beginning-of-sequence token is refused up front") {
+  CHECK(input_error("a", "<bos> a b") ==
+        "--vocab:1:1: error: \"<bos>\" is the name of a model's beginning-of-sequence token, so it cannot be an input "
+        "symbol");
+  CHECK(input_error("a", "[\"a\",\"BOS\"]") ==
+        "--vocab:1:6: error: \"BOS\" is the name of a model's beginning-of-sequence token, so it cannot be an input "
+        "symbol");
+}
