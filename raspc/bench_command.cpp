@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/cost_bench.hpp"
 #include "support/atomic_file.hpp"
@@ -105,7 +106,7 @@ void add_bench_command(CLI::App& app) {
     if (update_results) check_output_path(o->results, "--update-results", o->targets);
     CostOptions options;
     options.max_lens = parse_lengths(o->max_lens);
-    options.device = parse_device(o->device);
+    options.device = device_option(o->device);
     options.samples = o->samples;
     options.max_parameters = o->max_parameters;
     options.count_instructions = !o->no_instructions;

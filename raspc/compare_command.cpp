@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/train_options.hpp"
 #include "support/atomic_file.hpp"
@@ -43,7 +44,9 @@ void run_compare(const CompareCommandOptions& o, bool write_files) {
   settings.mode = causal ? Mode::Causal : Mode::Bidirectional;
   settings.program_name = base_name(o.program);
   settings.source_text = program.source->text;
-  if (o.verify_samples < 1) fail_option("--verify-samples", std::to_string(o.verify_samples), "give at least 1 sample");
+  if (o.verify_samples < 1 || o.verify_samples > kMaxSamples)
+    fail_option("--verify-samples", std::to_string(o.verify_samples),
+                "give from 1 to " + std::to_string(kMaxSamples) + " samples");
   settings.verify_samples = o.verify_samples;
 
   Task task(program.labeller(settings.mode), settings.task);

@@ -8,6 +8,7 @@
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
 #include "language/program_file.hpp"
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/compile_header.hpp"
 #include "runtime/flops.hpp"
@@ -69,7 +70,7 @@ void add_compile_command(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("file", args->file, "The .rasp program")->required();
-  cmd->add_option("--vocab", args->vocab, "Input symbols: ehlo, \"a b c\" or [1,2,3] (default: the # vocab: line)");
+  auto* vocab_option = cmd->add_option("--vocab", args->vocab, "Input symbols: ehlo, \"a b c\" or [1,2,3] (default: the # vocab: line)");
   cmd->add_option("--max-len", args->max_len, "Longest input (BOS not counted)");
   cmd->add_flag("--causal", args->causal, "A selector sees only keys at or before the query (GPT-2 semantics)");
   cmd->add_option("--output", args->output_name, "The s-op to output (default: the last expression)");
@@ -86,18 +87,24 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--dump-after", args->dump_after, "Print a pass's result: infer simplify schedule allocate lower assemble verify");
   cmd->add_flag("--explain", args->explain, "Say why each s-op got its encoding and its block");
   cmd->add_option("--device", args->device, "Verify on cpu or cuda");
-  cmd->callback([args, out_option] {
+  cmd->callback([args, out_option, vocab_option] {
     // Before the verification, which can take minutes: a bad -o is refused at once.
     if (out_option->count() > 0) check_output_path(args->out_path, "-o", {args->file});
     auto source = read_source_file(args->file);
     CompileOptions options;
-    options.vocab = args->vocab.empty() ? header_vocabulary(read_program_header(source)) : parse_vocabulary(args->vocab, "--vocab");
+    // A --vocab given empty is an error, not the header's vocabulary.
+    options.vocab = vocab_option->count() > 0 ? parse_vocabulary(args->vocab, "--vocab")
+                                              : header_vocabulary(read_program_header(source));
     if (options.vocab.empty())
       fail_file(args->file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
     if (args->max_len < 1 || args->max_len > 4096)
       fail_file("--max-len", "must be between 1 and 4096, not " + std::to_string(args->max_len));
     if (args->verify_len < 0) fail_file("--verify-len", "must be at least 1");
-    if (args->samples < 0) fail_file("--samples", "must be at least 0");
+    if (args->verify_len > args->max_len)
+      fail_file("--verify-len", "is " + std::to_string(args->verify_len) + ", above --max-len " +
+                                    std::to_string(args->max_len) + ": the model takes no longer inputs to verify");
+    if (args->samples < 0 || args->samples > kMaxSamples)
+      fail_file("--samples", "must be from 0 to " + std::to_string(kMaxSamples) + ", not " + std::to_string(args->samples));
     options.max_len = args->max_len;
     options.mode = args->causal ? Mode::Causal : Mode::Bidirectional;
     options.layer_norm = !args->no_layernorm;
@@ -107,7 +114,7 @@ void add_compile_command(CLI::App& app) {
     options.verify = !args->no_verify;
     options.verify_len = args->verify_len;
     options.samples = args->samples;
-    options.device = parse_device(args->device);
+    options.device = device_option(args->device);
     options.source_text = source->text;
     options.explain = args->explain;
     // Printed at once too: why each s-op got its encoding and block is what explains a refusal.

@@ -2,10 +2,12 @@
 #include <cstdio>
 #include <iostream>
 
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "runtime/forward.hpp"
 #include "runtime/model_output.hpp"
 #include "runtime/safetensors.hpp"
+#include "support/diagnostics.hpp"
 
 namespace raspc {
 
@@ -21,11 +23,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--device", options->device, "cpu or cuda")->capture_default_str();
   cmd->add_flag("--margins", options->margins, "Also print each position's logit margin (best minus runner-up)");
   cmd->callback([options] {
-    Device device = parse_device(options->device);
+    Device device = device_option(options->device);
     Model model = load_model(options->model_path);
     std::vector<int> tokens = parse_model_input(model, options->input);
     std::unique_ptr<Backend> backend = make_backend(model, device);
-    PositionOutputs outputs = run_positions(*backend, model, tokens);
+    PositionOutputs outputs = naming_errors(options->model_path, [&] { return run_positions(*backend, model, tokens); });
     std::cout << format_outputs(outputs.values) << "\n";
     if (options->margins) {
       std::vector<std::string> margins;

@@ -132,6 +132,12 @@ void fail_file(std::string_view file_name, std::string_view message) {
   throw UserError(text);
 }
 
+void rethrow_naming(std::string_view origin, const UserError& error) {
+  const std::string text = error.what();
+  if (text.rfind("error: ", 0) == 0) throw UserError(std::string(origin) + ": " + text);
+  throw error;
+}
+
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path) {
   auto file = std::make_shared<SourceFile>();
   file->name = path;

@@ -55,6 +55,19 @@ std::string format_error(const Span& span, std::string_view message);
 // For errors about a whole file (missing, unreadable, truncated): "file: error: message\n".
 [[noreturn]] void fail_file(std::string_view file_name, std::string_view message);
 
+// Runs `work`; a UserError it throws that names no file or flag (a library's fail_at(Span{}),
+// which cannot know where its input came from) is given `origin`: "model.safetensors: error: ...".
+// Errors that name their place already pass unchanged.
+[[noreturn]] void rethrow_naming(std::string_view origin, const UserError& error);
+template <class Work>
+decltype(auto) naming_errors(std::string_view origin, Work&& work) {
+  try {
+    return work();
+  } catch (const UserError& e) {
+    rethrow_naming(origin, e);
+  }
+}
+
 // Reads a whole program file; a missing or unreadable file, or a folder, is a UserError naming it.
 // A UTF-8 byte order mark is dropped and a lone CR (old Mac line ending) read as a newline.
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path);

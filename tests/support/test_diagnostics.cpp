@@ -91,3 +91,9 @@ TEST_CASE("read_source_file drops a byte order mark and reads a lone CR as a lin
   CHECK(read_source_file(dir + "/cr.rasp")->text == "# comment\nx = 1;\nx;\n");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("naming_errors names the origin of an error that names none, and leaves located ones alone") {
+  CHECK_THROWS_WITH(naming_errors("--device", [] { fail_at(Span{}, "no GPU"); }), "--device: error: no GPU\n");
+  CHECK_THROWS_WITH(naming_errors("--device", [] { fail_file("m.safetensors", "bad"); }), "m.safetensors: error: bad\n");
+  CHECK(naming_errors("x", [] { return 3; }) == 3);
+}
