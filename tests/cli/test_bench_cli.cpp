@@ -130,3 +130,16 @@ TEST_CASE("raspc bench keeps tokens made of '-' and digits strings, and refuses 
   CHECK(r.err == "measuring huge.safetensors...\nhuge.safetensors: error: the model's token 99999999999999999999 is an "
                  "integer that does not fit in 64 bits\n");
 }
+
+TEST_CASE("raspc bench on a model whose stored program never ends refuses it at the statement, not hangs") {
+  auto folder = scratch_folder();
+  std::ofstream(folder / "rev.rasp") << "reversed = aggregate(select(indices, length - indices - 1, ==), tokens);\nreversed;\n";
+  REQUIRE(run_raspc("compile rev.rasp --vocab ab --max-len 2 --no-verify -o crafted.safetensors", folder).code == 0);
+  Model model = load_model((folder / "crafted.safetensors").string());
+  model.metadata["program"] = "n = [[[i for i in range(1000)] for j in range(1000)] for k in range(1000)];\ntokens;\n";
+  save_model(model, (folder / "crafted.safetensors").string());
+  CommandResult r = run_raspc("bench crafted.safetensors --samples 1 --no-instructions", folder);
+  CHECK(r.code == 1);
+  CHECK(r.err.find("crafted.safetensors (program):1:1: error: this statement takes more than 5000000 steps of "
+                   "compile-time evaluation") != std::string::npos);
+}

@@ -3,6 +3,7 @@
 
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
+#include "language/interpret.hpp"
 
 using namespace raspc;
 
@@ -220,4 +221,33 @@ TEST_CASE("errors: a vocabulary naming a beginning-of-sequence token is refused 
   CHECK(input_error("a", "[\"a\",\"BOS\"]") ==
         "--vocab:1:6: error: \"BOS\" is the name of a model's beginning-of-sequence token, so it cannot be an input "
         "symbol");
+}
+
+TEST_CASE("errors: compile-time work has a documented limit, refused at the top-level statement that exceeds it") {
+  const std::string steps = "this statement takes more than 5000000 steps of compile-time evaluation (raspc's limit); is "
+                            "a range, loop or comprehension larger than meant?";
+  // Nested range loops: a billion steps, stopped at the limit.
+  CHECK(error_of("a = 1;\nn = [[[i for i in range(1000)] for j in range(1000)] for k in range(1000)];\ntokens;") ==
+        "t.rasp:2:1: error: " + steps);
+  CHECK(error_of("def f(n) {\n  return [[i for i in range(n)] for j in range(n)];\n}\nx = f(100000);\ntokens;") ==
+        "t.rasp:4:1: error: " + steps);
+  // Doubling a string or a list copies it: 40 doublings are 2^40 elements, not 40 steps.
+  std::string doubling = "s = \"ab\";\n", list_doubling = "s = [1, 2];\n";
+  for (int i = 0; i < 40; ++i) doubling += "s = s + s;\n", list_doubling += "s = s + s;\n";
+  CHECK(error_of(doubling + "tokens;") == "t.rasp:22:1: error: " + steps);
+  CHECK(error_of(list_doubling + "tokens;") == "t.rasp:22:1: error: " + steps);
+  // A chain of statements longer than the program size limit.
+  std::string chain = "x0 = indices;\n";
+  for (int i = 1; i <= 10000; ++i) chain += "x" + std::to_string(i) + " = x" + std::to_string(i - 1) + " + 1;\n";
+  CHECK(error_of(chain + "x10000;") ==
+        "t.rasp:9997:1: error: the program has more than 10000 operations here (raspc's limit on the size of a program)");
+}
+
+TEST_CASE("errors: a large dictionary comprehension is built and read by hash") {
+  auto file = std::make_shared<SourceFile>();
+  file->name = "t.rasp";
+  file->text = "d = {i: 2 * i for i in range(200000)};\nx = d[199999] + d[0];\nindices + x;";
+  Program program = evaluate_program(file);
+  Interpreter interpreter(program, Mode::Bidirectional);
+  CHECK(interpreter.run(parse_input("ab")) == std::vector<Value>{Value::of_int(399998), Value::of_int(399999)});
 }
