@@ -2,7 +2,9 @@
 # Installs what raspc needs from Debian's packages (when missing) and builds it in ./build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(build-essential cmake libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev python3 python3-numpy)
+# clang-14 and libclang-rt-14-dev: the libFuzzer build of fuzz/ (ctest -L fuzz).
+packages=(build-essential cmake libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev python3 python3-numpy
+          clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
