@@ -52,7 +52,7 @@ void run_compare(const CompareCommandOptions& o, bool write_files) {
   Task task(program.labeller(settings.mode), settings.task);
   const bool terminal = isatty(STDERR_FILENO);
   std::string current;
-  CompareResult result = run_comparison(*program.program, task, settings, [&](const std::string& arm, const TrainProgress& p) {
+  auto progress = [&](const std::string& arm, const TrainProgress& p) {
     const bool last = p.step == p.steps;
     if (arm != current) {
       if (terminal && !current.empty()) std::fprintf(stderr, "\n");
@@ -66,7 +66,9 @@ void run_compare(const CompareCommandOptions& o, bool write_files) {
       std::fprintf(stderr, "%s: step %d/%d  loss %.4f  held-out %.1f%%\n", arm.c_str(), p.step, p.steps, p.loss,
                    100 * std::max(0.0, p.held_out_accuracy));
     }
-  });
+  };
+  // A refusal about a node with no place in the source (`tokens` itself) names the program.
+  CompareResult result = naming_errors(o.program, [&] { return run_comparison(*program.program, task, settings, progress); });
   if (terminal && !current.empty()) std::fprintf(stderr, "\n");
 
   std::cout << comparison_table(result);

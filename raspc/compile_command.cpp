@@ -131,7 +131,8 @@ void add_compile_command(CLI::App& app) {
     EvaluateOptions evaluate_options;
     evaluate_options.output_name = args->output_name;
     Program program = evaluate_program(source, evaluate_options);
-    CompileResult result = compile_program(program, options);
+    // A refusal about a node with no place in the source (`tokens` itself) names the program.
+    CompileResult result = naming_errors(args->file, [&] { return compile_program(program, options); });
     std::cout << describe_report(result.report, result.model);
     if (result.report.mismatches > 0 && !args->force)
       fail_file(args->file, "verification found " + std::to_string(result.report.mismatches) +

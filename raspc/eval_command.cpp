@@ -72,7 +72,8 @@ void run_eval(const EvalOptions& options, bool have_input, bool have_vocab) {
 
   Interpreter interpreter(program, options.causal ? Mode::Causal : Mode::Bidirectional);
   Trace trace;
-  std::vector<Value> output = interpreter.run(input, options.trace ? &trace : nullptr);
+  std::vector<Value> output =
+      naming_errors(source->name, [&] { return interpreter.run(input, options.trace ? &trace : nullptr); });
   if (options.trace) {
     for (const auto& [name, id] : program.named) {
       if (program.node(id).is_selector()) continue;

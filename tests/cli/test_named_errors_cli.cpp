@@ -79,3 +79,17 @@ TEST_CASE("lengths and counts out of their documented range are refused, not cla
   CHECK(r.code == 1);
   CHECK(r.err == "--verify-samples:1:1: error: give from 1 to 10000000 samples\n  9223372036854775807\n  ^~~~~~~~~~~~~~~~~~~\n");
 }
+
+TEST_CASE("a refusal about a node with no place in the source names the program") {
+  std::string vocab = "[";
+  for (int i = 0; i < 3000; ++i) vocab += (i ? "," : "") + std::to_string(i);
+  CommandResult r = raspc_cli("compile rev.rasp --vocab '" + vocab + "]' --max-len 4 --no-verify");
+  CHECK(r.code == 1);
+  CHECK(r.err.rfind("rev.rasp: error: this categorical s-op can take 3000 values, more than the 2048 a compiled model "
+                    "can hold",
+                    0) == 0);
+  std::ofstream(scratch_folder() / "none.rasp") << "x = 1;\n";
+  r = raspc_cli("eval none.rasp --input ab");
+  CHECK(r.code == 1);
+  CHECK(r.err.rfind("none.rasp: error: ", 0) == 0);
+}
