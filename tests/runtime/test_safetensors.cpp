@@ -64,10 +64,13 @@ TEST_CASE("a model survives the file round trip bit for bit") {
   model.input_ids = {1, 2, 3};
   model.metadata = {{"mode", "bidirectional"}, {"output", {{"encoding", "categorical"}}}, {"program", "hist = 1;"}};
 
-  std::string path = std::string("runtime_test_roundtrip.safetensors");
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("raspc_roundtrip_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "roundtrip.safetensors").string();
   save_model(model, path);
   Model loaded = load_model(path);
-  std::remove(path.c_str());
+  std::filesystem::remove_all(dir);
 
   CHECK(loaded.config.n_layer == 2);
   CHECK(loaded.config.n_head == 2);
