@@ -234,8 +234,12 @@ Model parse_model_parts(std::string_view prefix, uint64_t file_size, const std::
 }  // namespace
 
 Model parse_model(std::string_view bytes, const std::string& name) {
-  const uint64_t prefix = bytes.size() < kHeaderLengthBytes ? bytes.size() : kHeaderLengthBytes + header_length_of(bytes);
-  return parse_model_parts(bytes.substr(0, std::min<uint64_t>(prefix, bytes.size())), bytes.size(), name,
+  // The length field and the header it describes; just the field when the length is past the end
+  // (8 + a length near 2^64 would wrap around).
+  uint64_t prefix = std::min<uint64_t>(bytes.size(), kHeaderLengthBytes);
+  if (prefix == kHeaderLengthBytes && header_length_of(bytes) <= bytes.size() - kHeaderLengthBytes)
+    prefix += header_length_of(bytes);
+  return parse_model_parts(bytes.substr(0, prefix), bytes.size(), name,
                            [&](uint64_t offset, char* destination, uint64_t count) {
                              std::memcpy(destination, bytes.data() + prefix + offset, count);
                            });

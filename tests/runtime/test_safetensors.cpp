@@ -130,6 +130,14 @@ TEST_CASE("a header length past the end of the file is rejected") {
         "bytes); the file is truncated or not a safetensors file\n");
 }
 
+TEST_CASE("a header length near 2^64 is past the end, not wrapped around to a short header") {
+  std::string bytes = serialize_model(tiny_model());
+  for (int i = 0; i < 8; ++i) bytes[i] = char(0xff);
+  bytes[0] = char(0xfc);  // 2^64 - 4: 8 + it wraps to 4
+  CHECK(error_of(bytes) == "m.safetensors: error: the header length field says 18446744073709551612 bytes, past the "
+                           "end of the file (1000 bytes); the file is truncated or not a safetensors file\n");
+}
+
 TEST_CASE("malformed JSON in the header is shown with a caret") {
   std::string header = "{\n\"__metadata__\": {\"format\": pt}\n}";
   std::string bytes(8, '\0');
