@@ -16,8 +16,13 @@ if [[ "${RASPC_SANITIZE:-0}" == 1 ]]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRASPC_CUDA=OFF \
     -DCMAKE_CXX_FLAGS="$sanitizers" -DCMAKE_EXE_LINKER_FLAGS="$sanitizers"
   cmake --build build-asan -j"$(nproc)"
-  # detect_leaks=0: the interned strings and the CLI11 app live until exit by design.
-  ASAN_OPTIONS=halt_on_error=1:detect_leaks=0:abort_on_error=1 \
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --test-dir build-asan -j"$(nproc)" --output-on-failure -LE 'long|fuzz|cuda'
+  # detect_leaks=0: the interned strings and the CLI11 app live until exit by design. A 64 MB
+  # stack: AddressSanitizer's frames are several times larger, and the evaluator's depth limit
+  # (language/evaluate_internal.hpp) is sized for an 8 MB stack without it.
+  (
+    ulimit -s 65536
+    ASAN_OPTIONS=halt_on_error=1:detect_leaks=0:abort_on_error=1 \
+      UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      ctest --test-dir build-asan -j"$(nproc)" --output-on-failure -LE 'long|fuzz|cuda'
+  )
 fi
