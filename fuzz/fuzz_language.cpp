@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "fuzz/fuzz_program.hpp"
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
 #include "language/interpret.hpp"
@@ -12,9 +13,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace raspc;
-  auto file = std::make_shared<SourceFile>();
-  file->name = "fuzz.rasp";
-  file->text.assign(reinterpret_cast<const char*>(data), size);
+  const std::shared_ptr<const SourceFile> file = fuzzed_program(data, size);
   try {
     const Program program = evaluate_program(file);
     for (Mode mode : {Mode::Bidirectional, Mode::Causal}) {
