@@ -103,6 +103,7 @@ void Evaluator::exec_block(const std::vector<std::unique_ptr<Stmt>>& body, const
 }
 
 void Evaluator::exec(const Stmt& s, const Context& ctx) {
+  if (ctx.main_top_level) top_statement_ = s.span;
   switch (s.kind) {
     case StmtKind::Expression: {
       CValue v = eval(*s.exprs[0], ctx.env);

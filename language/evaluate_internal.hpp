@@ -25,6 +25,11 @@ struct CDict {
   std::vector<CValue> values;
   // d[key] = value: a new key goes last, an existing one keeps its place (Python's rule).
   void set(const Value& key, const CValue& value);
+  // The value of `key`, or null. Both by hash: a 200,000-entry comprehension stays linear.
+  const CValue* find(const Value& key) const;
+
+ private:
+  std::unordered_map<Value, size_t, ValueHash> position_;
 };
 
 // A compile-time value: an atom, a list or dict of values, a function, or a node of the Program.
@@ -84,6 +89,14 @@ constexpr int kMaxCallDepth = 100;
 // Expressions being evaluated nest at most this deep, counting through calls: each level costs
 // up to ~1 KB of stack, so this keeps the evaluator within 3 MB of an 8 MB thread stack.
 constexpr int kMaxEvalDepth = 3000;
+// A program's compile-time work is bounded: nested range loops or comprehensions that would run
+// (or fill the memory) for ever stop at this many expression evaluations, loop iterations
+// included, with an error at the top-level statement that exceeds it. The largest program of
+// programs/ needs well under 1% of it.
+constexpr long kMaxEvaluationSteps = 5'000'000;
+// The operations (s-op and selector nodes) a program may build; the compiler's passes grow faster
+// than linearly with them, and real programs have a few hundred at most.
+constexpr int kMaxProgramNodes = 10'000;
 
 class Evaluator {
  public:
@@ -118,6 +131,8 @@ class Evaluator {
   CValue eval(const Expr& e, Env* env);
   CValue eval_unguarded(const Expr& e, Env* env);
   [[noreturn]] void fail(const Span& span, const std::string& message) const;
+  // Counts `steps` of compile-time work against kMaxEvaluationSteps; past it, refuses the statement.
+  void charge(size_t steps, const Span& span);
 
  private:
   CValue unary(const Expr& e, Env* env);
@@ -146,6 +161,8 @@ class Evaluator {
   std::string library_function_;
   int call_depth_ = 0;
   int eval_depth_ = 0;
+  long steps_ = 0;       // expressions evaluated so far, against kMaxEvaluationSteps
+  Span top_statement_;   // the main file's top-level statement running now, for the limit's error
   std::string current_function_;  // the innermost `def` being called, for depth errors
   Span current_call_;             // and where it was called
   std::unordered_map<std::string, NodeId> node_index_;  // identical nodes are built once

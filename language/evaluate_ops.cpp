@@ -7,13 +7,26 @@
 namespace raspc {
 
 void CDict::set(const Value& key, const CValue& value) {
-  auto found = std::find(keys.begin(), keys.end(), key);
-  if (found != keys.end()) {
-    values[found - keys.begin()] = value;
+  auto [found, added] = position_.emplace(key, keys.size());
+  if (!added) {
+    values[found->second] = value;
   } else {
     keys.push_back(key);
     values.push_back(value);
   }
+}
+
+const CValue* CDict::find(const Value& key) const {
+  auto found = position_.find(key);
+  return found == position_.end() ? nullptr : &values[found->second];
+}
+
+void Evaluator::charge(size_t steps, const Span& span) {
+  steps_ += long(std::min<size_t>(steps, size_t(kMaxEvaluationSteps) + 1));
+  if (steps_ > kMaxEvaluationSteps)
+    fail_at(top_statement_.valid() ? top_statement_ : span,
+            "this statement takes more than " + std::to_string(kMaxEvaluationSteps) +
+                " steps of compile-time evaluation (raspc's limit); is a range, loop or comprehension larger than meant?");
 }
 
 void Evaluator::fail(const Span& span, const std::string& message) const {
@@ -42,6 +55,10 @@ std::string Evaluator::describe(const CValue& v) const {
 }
 
 NodeId Evaluator::add_node(Node node) {
+  if (program_.nodes.size() >= size_t(kMaxProgramNodes))
+    fail_at(top_statement_.valid() ? top_statement_ : node.span,
+            "the program has more than " + std::to_string(kMaxProgramNodes) +
+                " operations here (raspc's limit on the size of a program)");
   // A structural key: kind, inputs and parameters. Identical computations share one node.
   auto value_key = [](const Value& v) {
     std::string text(1, "nbs"[int(v.kind)]);
@@ -125,6 +142,7 @@ CValue Evaluator::eval(const Expr& e, Env* env) {
                        " levels of expressions and calls); does its recursion lack a base case?");
     fail(e.span, "this expression nests too deeply (over " + std::to_string(kMaxEvalDepth) + " levels)");
   }
+  charge(1, e.span);
   ++eval_depth_;
   struct Leave {
     int& depth;
@@ -273,7 +291,12 @@ CValue Evaluator::binary(const Expr& e, Env* env) {
     fail(e.span, std::string("cannot ") + verb_of(e.binary) + " " + describe(left) + " and " + describe(right) +
                      "; selectors combine only with `and`, `or` and `not`");
   }
-  if (left.is_atom() && right.is_atom()) return CValue::of_atom(fold(op, e.span, {left.atom, right.atom}));
+  // Joining strings or lists copies them: the copy is work too, or doubling one would fill the memory in 40 steps.
+  if (left.is_atom() && right.is_atom()) {
+    if (left.atom.is_string() && right.atom.is_string())
+      charge(left.atom.string().size() + right.atom.string().size(), e.span);
+    return CValue::of_atom(fold(op, e.span, {left.atom, right.atom}));
+  }
   if (left.is_sop() || right.is_sop()) {
     if ((left.is_sop() || left.is_atom()) && (right.is_sop() || right.is_atom())) {
       NodeId a = as_sop(left, e.children[0]->span, "an operand");
@@ -282,6 +305,7 @@ CValue Evaluator::binary(const Expr& e, Env* env) {
     }
   }
   if (left.kind == CValue::Kind::List && right.kind == CValue::Kind::List && e.binary == BinaryOp::Add) {
+    charge(left.list->size() + right.list->size(), e.span);
     CList joined = *left.list;
     joined.insert(joined.end(), right.list->begin(), right.list->end());
     return CValue::of_list(std::move(joined));
@@ -440,10 +464,9 @@ CValue Evaluator::index(const Expr& e, Env* env) {
   }
   if (indexed.kind == CValue::Kind::Dict) {
     Value key = atom_of(position, index_span, "a dictionary key");
-    const auto& keys = indexed.dict->keys;
-    auto found = std::find(keys.begin(), keys.end(), key);
-    if (found == keys.end()) fail(index_span, "the dictionary has no key " + to_source(key));
-    return indexed.dict->values[found - keys.begin()];
+    const CValue* found = indexed.dict->find(key);
+    if (!found) fail(index_span, "the dictionary has no key " + to_source(key));
+    return *found;
   }
   if (indexed.kind == CValue::Kind::List) {
     if (!position.is_atom()) fail(index_span, "a list index must be an integer, not " + describe(position));

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "support/diagnostics.hpp"
+#include "support/utf8.hpp"
 
 namespace raspc {
 
@@ -77,6 +78,17 @@ std::vector<Symbol> parse_list(const std::shared_ptr<const SourceFile>& file) {
   return symbols;
 }
 
+// Plain text as one-symbol tokens: a symbol is a UTF-8 code point (é is one, not two bytes).
+std::vector<Symbol> code_points(const std::shared_ptr<const SourceFile>& file, size_t begin, size_t end) {
+  std::vector<Symbol> symbols;
+  for (size_t i = begin; i < end;) {
+    const size_t length = std::max<size_t>(1, utf8_length_at(file->text, i));
+    symbols.push_back({Value::of_string(file->text.substr(i, length)), i, i + length});
+    i += length;
+  }
+  return symbols;
+}
+
 void check_one_kind(const std::shared_ptr<const SourceFile>& file, const std::vector<Symbol>& symbols) {
   for (const Symbol& s : symbols)
     if (s.value.kind != symbols.front().value.kind)
@@ -91,6 +103,7 @@ void check_one_kind(const std::shared_ptr<const SourceFile>& file, const std::ve
 std::vector<Value> parse_input(const std::string& text, const std::string& origin,
                                const std::vector<Value>* vocabulary) {
   auto file = as_source(text, origin);
+  require_utf8(file);
   std::vector<Symbol> symbols;
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
@@ -99,7 +112,7 @@ std::vector<Value> parse_input(const std::string& text, const std::string& origi
     // Plain text is a sequence of one-character tokens; surrounding double quotes are dropped.
     size_t begin = 0, end = text.size();
     if (text.size() >= 2 && text.front() == '"' && text.back() == '"') begin = 1, end = text.size() - 1;
-    for (size_t i = begin; i < end; ++i) symbols.push_back({Value::of_string(std::string(1, text[i])), i, i + 1});
+    symbols = code_points(file, begin, end);
   }
   if (symbols.empty())
     fail_at(span_at(file, 0, text.size()), "the input is empty; give at least one token, as in hello or [3,1,2]");
@@ -121,8 +134,11 @@ std::vector<Value> parse_input(const std::string& text, const std::string& origi
   return values;
 }
 
+bool is_reserved_token(const std::string& token) { return token == "<bos>" || token == "BOS"; }
+
 std::vector<Value> parse_vocabulary(const std::string& text, const std::string& origin) {
   auto file = as_source(text, origin);
+  require_utf8(file);
   std::vector<Symbol> symbols;
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
@@ -137,10 +153,15 @@ std::vector<Value> parse_vocabulary(const std::string& text, const std::string& 
       if (i > begin) symbols.push_back({Value::of_string(text.substr(begin, i - begin)), begin, i});
     }
   } else {
-    for (size_t i = 0; i < text.size(); ++i) symbols.push_back({Value::of_string(std::string(1, text[i])), i, i + 1});
+    symbols = code_points(file, 0, text.size());
   }
   if (symbols.empty()) fail_at(span_at(file, 0, text.size()), "the vocabulary is empty; give its symbols, as in ehlo");
   check_one_kind(file, symbols);
+  for (const Symbol& s : symbols)
+    if (s.value.is_string() && is_reserved_token(s.value.string()))
+      fail_at(span_at(file, s.begin, s.end), "\"" + s.value.string() +
+                                                 "\" is the name of a model's beginning-of-sequence token, so it "
+                                                 "cannot be an input symbol");
   std::vector<Value> distinct;
   for (const Symbol& s : symbols)
     if (std::find(distinct.begin(), distinct.end(), s.value) == distinct.end()) distinct.push_back(s.value);

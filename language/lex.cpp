@@ -1,8 +1,11 @@
 #include "language/lex.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <unordered_map>
+
+#include "support/utf8.hpp"
 
 namespace raspc {
 
@@ -53,6 +56,7 @@ Rational parse_number(const std::string& text, const Span& where) {
 
 std::vector<Token> lex(const std::shared_ptr<const SourceFile>& file) {
   const std::string& src = file->text;
+  require_utf8(file);
   std::vector<Token> tokens;
   size_t i = 0;
   auto push = [&](TokenKind kind, size_t begin, size_t end) {
@@ -139,10 +143,16 @@ std::vector<Token> lex(const std::shared_ptr<const SourceFile>& file) {
       case '\'':
         fail_at(span_of(file, i, i + 1), "strings use double quotes in RASP: write \"text\", not 'text'");
       default: {
-        char shown[8];
-        if (c >= 0x20 && c < 0x7f) std::snprintf(shown, sizeof shown, "%c", c);
-        else std::snprintf(shown, sizeof shown, "\\x%02x", unsigned(c));
-        fail_at(span_of(file, i, i + 1), std::string("unexpected character `") + shown + "`");
+        // The whole code point, as the user typed it (é, not \xc3); a control byte escaped.
+        const size_t width = std::max<size_t>(1, utf8_length_at(src, i));
+        std::string shown = src.substr(i, width);
+        if (c < 0x20 || c == 0x7f) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\x%02x", unsigned(c));
+          shown = escaped;
+        }
+        const std::string hint = c >= 0x80 ? " (names and operators are ASCII; other text belongs in a \"string\")" : "";
+        fail_at(span_of(file, i, i + width), "unexpected character `" + shown + "`" + hint);
       }
     }
     i += length;

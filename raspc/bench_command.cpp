@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/cost_bench.hpp"
 #include "support/atomic_file.hpp"
@@ -63,6 +64,15 @@ void update_results_file(const std::string& path, const std::string& markdown) {
   write_file_atomically(path, text);
 }
 
+// The folder --out-dir names and what bench writes in it.
+void check_bench_out_dir(const std::string& folder) {
+  check_output_folder(folder, "--out-dir");
+  if (!fs::is_directory(folder)) return;
+  check_output_path(folder + "/cost.md", "--out-dir");
+  check_output_path(folder + "/cost.json", "--out-dir");
+  check_output_folder(folder + "/plots", "--out-dir");
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -87,12 +97,16 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--no-post", o->no_post,
                 "Leave out the (aab)* post's setting (hand-set against compiled, 5 tokens), measured with aab.rasp");
   cmd->add_option("--programs-dir", o->programs_dir, "Where the default programs are")->capture_default_str();
-  cmd->add_option("--out-dir", o->out_dir, "Also write cost.md, cost.json and plots/*.svg there");
-  cmd->add_option("--update-results", o->results, "Replace the generated cost section of this Markdown file (bench/RESULTS.md)");
-  cmd->callback([o] {
+  auto* out_dir_option = cmd->add_option("--out-dir", o->out_dir, "Also write cost.md, cost.json and plots/*.svg there");
+  auto* results_option = cmd->add_option("--update-results", o->results, "Replace the generated cost section of this Markdown file (bench/RESULTS.md)");
+  cmd->callback([o, out_dir_option, results_option] {
+    // The outputs are checked before the measuring, which takes minutes.
+    const bool write_out_dir = out_dir_option->count() > 0, update_results = results_option->count() > 0;
+    if (write_out_dir) check_bench_out_dir(o->out_dir);
+    if (update_results) check_output_path(o->results, "--update-results", o->targets);
     CostOptions options;
     options.max_lens = parse_lengths(o->max_lens);
-    options.device = parse_device(o->device);
+    options.device = device_option(o->device);
     options.samples = o->samples;
     options.max_parameters = o->max_parameters;
     options.count_instructions = !o->no_instructions;
@@ -121,13 +135,13 @@ void add_bench_command(CLI::App& app) {
     nlohmann::json machine = machine_description();
     std::string markdown = cost_markdown(rows, machine, options.max_parameters);
     std::cout << markdown;
-    if (!o->out_dir.empty()) {
+    if (write_out_dir) {
       fs::create_directories(o->out_dir);
       write_file_atomically(o->out_dir + "/cost.md", markdown);
       write_file_atomically(o->out_dir + "/cost.json", cost_json(rows, machine).dump(2) + "\n");
       write_cost_plots(rows, o->out_dir + "/plots");
     }
-    if (!o->results.empty()) update_results_file(o->results, markdown);
+    if (update_results) update_results_file(o->results, markdown);
   });
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/train_options.hpp"
 #include "support/atomic_file.hpp"
@@ -28,7 +29,12 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-void run_compare(const CompareCommandOptions& o) {
+void run_compare(const CompareCommandOptions& o, bool write_files) {
+  // Before the compiling and training, not after them.
+  if (write_files) {
+    if (o.prefix.empty()) check_output_path(o.prefix, "-o");
+    for (const char* extension : {".md", ".json", ".svg"}) check_output_path(o.prefix + extension, "-o", {o.program});
+  }
   LoadedProgram program = load_program(o.program, o.output_name);
   const bool causal = o.causal || program.header.causal.value_or(false);
   CompareSettings settings;
@@ -38,13 +44,15 @@ void run_compare(const CompareCommandOptions& o) {
   settings.mode = causal ? Mode::Causal : Mode::Bidirectional;
   settings.program_name = base_name(o.program);
   settings.source_text = program.source->text;
-  if (o.verify_samples < 1) fail_option("--verify-samples", std::to_string(o.verify_samples), "give at least 1 sample");
+  if (o.verify_samples < 1 || o.verify_samples > kMaxSamples)
+    fail_option("--verify-samples", std::to_string(o.verify_samples),
+                "give from 1 to " + std::to_string(kMaxSamples) + " samples");
   settings.verify_samples = o.verify_samples;
 
   Task task(program.labeller(settings.mode), settings.task);
   const bool terminal = isatty(STDERR_FILENO);
   std::string current;
-  CompareResult result = run_comparison(*program.program, task, settings, [&](const std::string& arm, const TrainProgress& p) {
+  auto progress = [&](const std::string& arm, const TrainProgress& p) {
     const bool last = p.step == p.steps;
     if (arm != current) {
       if (terminal && !current.empty()) std::fprintf(stderr, "\n");
@@ -58,11 +66,13 @@ void run_compare(const CompareCommandOptions& o) {
       std::fprintf(stderr, "%s: step %d/%d  loss %.4f  held-out %.1f%%\n", arm.c_str(), p.step, p.steps, p.loss,
                    100 * std::max(0.0, p.held_out_accuracy));
     }
-  });
+  };
+  // A refusal about a node with no place in the source (`tokens` itself) names the program.
+  CompareResult result = naming_errors(o.program, [&] { return run_comparison(*program.program, task, settings, progress); });
   if (terminal && !current.empty()) std::fprintf(stderr, "\n");
 
   std::cout << comparison_table(result);
-  if (!o.prefix.empty()) {
+  if (write_files) {
     const std::string svg = o.prefix + ".svg";
     write_file_atomically(o.prefix + ".md", comparison_markdown(result, base_name(svg)));
     write_file_atomically(o.prefix + ".json", comparison_json(result).dump(2) + "\n");
@@ -79,7 +89,7 @@ void add_compare_command(CLI::App& app) {
       "compare", "Compile a program and train GPT-2s on it (compiled shape, a layer fewer, comfortable); one table");
   cmd->add_option("PROGRAM", options->program, "The RASP program (.rasp)")->required();
   cmd->add_option("--output", options->output_name, "The s-op to compare on (default: the program's last expression)");
-  cmd->add_option("-o", options->prefix, "Also write PREFIX.md, PREFIX.json and PREFIX.svg");
+  auto* out_option = cmd->add_option("-o", options->prefix, "Also write PREFIX.md, PREFIX.json and PREFIX.svg");
   cmd->add_flag("--causal", options->causal, "Causal mask and causal program semantics (default: the program header's)");
   // 20,000: the exhaustive limit run_comparison gives the compiler (trainer/compare.cpp).
   cmd->add_option("--verify-samples", options->verify_samples,
@@ -88,7 +98,7 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   add_shape_options(*cmd, options->shape, /*with_model_shape=*/false);
   add_training_options(*cmd, options->training);
-  cmd->callback([options] { run_compare(*options); });
+  cmd->callback([options, out_option] { run_compare(*options, out_option->count() > 0); });
 }
 
 }  // namespace raspc

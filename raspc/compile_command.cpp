@@ -10,11 +10,13 @@
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
 #include "language/program_file.hpp"
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/compile_header.hpp"
 #include "runtime/export/export.hpp"
 #include "runtime/flops.hpp"
 #include "runtime/safetensors.hpp"
+#include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -72,11 +74,11 @@ void add_compile_command(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("file", args->file, "The .rasp program")->required();
-  cmd->add_option("--vocab", args->vocab, "Input symbols: ehlo, \"a b c\" or [1,2,3] (default: the # vocab: line)");
+  auto* vocab_option = cmd->add_option("--vocab", args->vocab, "Input symbols: ehlo, \"a b c\" or [1,2,3] (default: the # vocab: line)");
   cmd->add_option("--max-len", args->max_len, "Longest input (BOS not counted)");
   cmd->add_flag("--causal", args->causal, "A selector sees only keys at or before the query (GPT-2 semantics)");
   cmd->add_option("--output", args->output_name, "The s-op to output (default: the last expression)");
-  cmd->add_option("-o", args->out_path, "Write the model here (safetensors)");
+  auto* out_option = cmd->add_option("-o", args->out_path, "Write the model here (safetensors)");
   cmd->add_flag("--no-layernorm", args->no_layernorm, "Emit a model without LayerNorm (Tracr-style)");
   cmd->add_option("--activation", args->activation, "gelu or relu");
   cmd->add_option("--verify-len", args->verify_len, "Verify inputs up to this length (default: --max-len)");
@@ -92,16 +94,24 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--export", args->export_format, "Also export the model: hf, tlens, gguf or llmc (see raspc export)");
   cmd->add_option("--export-to", args->export_path,
                   "Where --export writes (default: -o's path with .hf, .tlens, .gguf or .llmc for its extension)");
-  cmd->callback([args] {
+  cmd->callback([args, out_option, vocab_option] {
+    // Before the verification, which can take minutes: a bad -o is refused at once.
+    if (out_option->count() > 0) check_output_path(args->out_path, "-o", {args->file});
     auto source = read_source_file(args->file);
     CompileOptions options;
-    options.vocab = args->vocab.empty() ? header_vocabulary(read_program_header(source)) : parse_vocabulary(args->vocab, "--vocab");
+    // A --vocab given empty is an error, not the header's vocabulary.
+    options.vocab = vocab_option->count() > 0 ? parse_vocabulary(args->vocab, "--vocab")
+                                              : header_vocabulary(read_program_header(source));
     if (options.vocab.empty())
       fail_file(args->file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
     if (args->max_len < 1 || args->max_len > 4096)
       fail_file("--max-len", "must be between 1 and 4096, not " + std::to_string(args->max_len));
     if (args->verify_len < 0) fail_file("--verify-len", "must be at least 1");
-    if (args->samples < 0) fail_file("--samples", "must be at least 0");
+    if (args->verify_len > args->max_len)
+      fail_file("--verify-len", "is " + std::to_string(args->verify_len) + ", above --max-len " +
+                                    std::to_string(args->max_len) + ": the model takes no longer inputs to verify");
+    if (args->samples < 0 || args->samples > kMaxSamples)
+      fail_file("--samples", "must be from 0 to " + std::to_string(kMaxSamples) + ", not " + std::to_string(args->samples));
     options.max_len = args->max_len;
     options.mode = args->causal ? Mode::Causal : Mode::Bidirectional;
     options.layer_norm = !args->no_layernorm;
@@ -111,7 +121,7 @@ void add_compile_command(CLI::App& app) {
     options.verify = !args->no_verify;
     options.verify_len = args->verify_len;
     options.samples = args->samples;
-    options.device = parse_device(args->device);
+    options.device = device_option(args->device);
     options.source_text = source->text;
     options.explain = args->explain;
     std::optional<ExportFormat> export_format;
@@ -140,7 +150,8 @@ void add_compile_command(CLI::App& app) {
     EvaluateOptions evaluate_options;
     evaluate_options.output_name = args->output_name;
     Program program = evaluate_program(source, evaluate_options);
-    CompileResult result = compile_program(program, options);
+    // A refusal about a node with no place in the source (`tokens` itself) names the program.
+    CompileResult result = naming_errors(args->file, [&] { return compile_program(program, options); });
     std::cout << describe_report(result.report, result.model);
     if (result.report.mismatches > 0 && !args->force)
       fail_file(args->file, "verification found " + std::to_string(result.report.mismatches) +
@@ -150,7 +161,7 @@ void add_compile_command(CLI::App& app) {
         fail_file("--export", std::string("cannot export as ") + export_format_name(*export_format) + ": " + *reason +
                                   "; nothing was written");
     }
-    if (!args->out_path.empty()) {
+    if (out_option->count() > 0) {
       save_model(result.model, args->out_path);
       std::cout << "wrote " << args->out_path << "\n";
     }

@@ -1,6 +1,7 @@
 #include "raspc/cost_bench.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -329,6 +330,18 @@ std::vector<CostRow> measure_program(const std::string& path, const CostOptions&
   return rows;
 }
 
+namespace {
+
+// A token as the interpreter displays an integer (-12, 0, 7): a vocabulary of such tokens came
+// from an integer vocabulary; "-", "--" or "007" stay strings.
+bool is_integer_text(const std::string& t) {
+  const size_t digits = t.size() > 0 && t[0] == '-' ? 1 : 0;
+  if (t.size() == digits || t.find_first_not_of("0123456789", digits) != std::string::npos) return false;
+  return t[digits] != '0' || t.size() == 1;
+}
+
+}  // namespace
+
 std::vector<CostRow> measure_model_file(const std::string& path, const CostOptions& options) {
   Model model = load_model(path);
   CostRow row;
@@ -355,12 +368,17 @@ std::vector<CostRow> measure_model_file(const std::string& path, const CostOptio
     file.source = std::make_shared<SourceFile>(SourceFile{path + " (program)", model.metadata["program"].get<std::string>()});
     file.program = evaluate_program(file.source);
     bool all_integers = true;
+    for (int id : inputs) all_integers = all_integers && is_integer_text(model.vocab[id]);
     for (int id : inputs) {
-      const std::string& t = model.vocab[id];
-      all_integers = all_integers && !t.empty() && t.find_first_not_of("-0123456789") == std::string::npos;
+      const std::string& token = model.vocab[id];
+      int64_t value = 0;
+      if (all_integers) {
+        auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), value);
+        if (error != std::errc() || end != token.data() + token.size())
+          fail_file(path, "the model's token " + token + " is an integer that does not fit in 64 bits");
+      }
+      file.vocab.push_back(all_integers ? Value::of_int(value) : Value::of_string(token));
     }
-    for (int id : inputs)
-      file.vocab.push_back(all_integers ? Value::of_int(std::stoll(model.vocab[id])) : Value::of_string(model.vocab[id]));
     measure_direct(file, "", model.config.causal ? Mode::Causal : Mode::Bidirectional, row.max_len, symbols, options, row);
   }
   return {row};

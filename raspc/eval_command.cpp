@@ -33,7 +33,7 @@ std::string format_sequence(const std::vector<Value>& values) {
   return text + "]";
 }
 
-void run_eval(const EvalOptions& options, bool have_input) {
+void run_eval(const EvalOptions& options, bool have_input, bool have_vocab) {
   if (options.file.empty() == options.expression.empty())
     fail_file("raspc eval", "give either a program FILE or -e EXPRESSION (exactly one of them)");
   std::shared_ptr<const SourceFile> source;
@@ -52,7 +52,7 @@ void run_eval(const EvalOptions& options, bool have_input) {
     fail_file("raspc eval", "give an input sequence with --input (as in --input hello or --input \"[3,1,2]\")");
 
   std::optional<std::vector<Value>> vocabulary;
-  if (!options.vocab.empty()) vocabulary = parse_vocabulary(options.vocab);
+  if (have_vocab) vocabulary = parse_vocabulary(options.vocab);  // given empty: an error, not no vocabulary
   // The input is checked before the program runs, so a bad input is reported as such.
   std::vector<Value> input;
   if (have_input) input = parse_input(options.input, "--input", vocabulary ? &*vocabulary : nullptr);
@@ -72,7 +72,8 @@ void run_eval(const EvalOptions& options, bool have_input) {
 
   Interpreter interpreter(program, options.causal ? Mode::Causal : Mode::Bidirectional);
   Trace trace;
-  std::vector<Value> output = interpreter.run(input, options.trace ? &trace : nullptr);
+  std::vector<Value> output =
+      naming_errors(source->name, [&] { return interpreter.run(input, options.trace ? &trace : nullptr); });
   if (options.trace) {
     for (const auto& [name, id] : program.named) {
       if (program.node(id).is_selector()) continue;
@@ -96,13 +97,13 @@ void add_eval_command(CLI::App& app) {
                                 "The input sequence: hello (one token per character) or \"[3,1,2,4]\" (integers)");
   cmd->add_flag("--causal", options->causal,
                 "Causal (GPT-2, RASP-L) semantics: a selector sees only keys at or before the query");
-  cmd->add_option("--vocab", options->vocab,
+  auto* vocab = cmd->add_option("--vocab", options->vocab,
                   "The allowed input symbols (ehlo, \"a b c\" or \"[1,2,3]\"); other input tokens are refused");
   cmd->add_option("--output", options->output, "Output the top-level s-op of this name instead of the last expression");
   cmd->add_flag("--trace", options->trace, "Also print every named s-op on the input, one line each");
   cmd->add_flag("--analyse", options->analyse,
                 "Print RASP's layer and head count of the program (an elementwise operation is free)");
-  cmd->callback([options, input] { run_eval(*options, input->count() > 0); });
+  cmd->callback([options, input, vocab] { run_eval(*options, input->count() > 0, vocab->count() > 0); });
 }
 
 }  // namespace raspc

@@ -1,6 +1,7 @@
 // raspc generate MODEL --prompt ... -n N: greedy generation with the KV cache.
 #include <iostream>
 
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "runtime/forward.hpp"
 #include "runtime/model_output.hpp"
@@ -34,18 +35,27 @@ void add_generate_command(CLI::App& app) {
   auto options = std::make_shared<Options>();
   cmd->add_option("model", options->model_path, "The model file (.safetensors)")->required();
   cmd->add_option("--prompt", options->prompt, "The prompt: abaab (one token a character) or [3,1,2]")->required();
-  cmd->add_option("-n,--tokens", options->count, "How many tokens to generate")->capture_default_str();
+  cmd->add_option("-n,--tokens", options->count, "How many tokens to generate (at most 100000)")->capture_default_str();
   cmd->add_option("--device", options->device, "cpu or cuda")->capture_default_str();
   cmd->callback([options] {
-    Device device = parse_device(options->device);
-    if (options->count < 0) {
+    Device device = device_option(options->device);
+    if (options->count < 0 || options->count > kMaxGeneratedTokens) {
       auto arg = std::make_shared<SourceFile>(SourceFile{"-n", std::to_string(options->count)});
-      fail_at(Span{arg, 0, uint32_t(arg->text.size())}, "the number of tokens to generate must be 0 or more");
+      fail_at(Span{arg, 0, uint32_t(arg->text.size())},
+              "the number of tokens to generate must be from 0 to " + std::to_string(kMaxGeneratedTokens));
     }
     Model model = load_model(options->model_path);
+    if (has_numerical_output(model))
+      fail_file(options->model_path, "this model's output is a number read off the residual stream, not a token, so "
+                                     "it cannot generate text; run it with `raspc run`");
+    if (!model.config.causal)
+      fail_file(options->model_path, "this model is bidirectional (every position sees later ones), so it cannot "
+                                     "generate token by token; run it with `raspc run`");
     std::vector<int> prompt = parse_model_input(model, options->prompt, "--prompt");
     std::unique_ptr<Backend> backend = make_backend(model, device);
-    std::cout << join_tokens(model, generate_greedy(*backend, model, prompt, options->count)) << "\n";
+    std::vector<int> generated =
+        naming_errors(options->model_path, [&] { return generate_greedy(*backend, model, prompt, options->count); });
+    std::cout << join_tokens(model, generated) << "\n";
   });
 }
 

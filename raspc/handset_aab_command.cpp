@@ -4,6 +4,7 @@
 #include "raspc/commands.hpp"
 #include "runtime/handset_aab.hpp"
 #include "runtime/safetensors.hpp"
+#include "support/atomic_file.hpp"
 
 namespace raspc {
 
@@ -13,6 +14,7 @@ void add_handset_aab_command(CLI::App& app) {
   auto output = std::make_shared<std::string>();
   cmd->add_option("-o,--output", *output, "The model file to write (.safetensors)")->required();
   cmd->callback([output] {
+    check_output_path(*output, "-o");
     save_model(make_handset_aab(), *output);
     std::cout << "wrote " << *output << "\n";
   });

@@ -4,6 +4,7 @@
 #include "raspc/commands.hpp"
 #include "runtime/inspect.hpp"
 #include "runtime/safetensors.hpp"
+#include "support/diagnostics.hpp"
 
 namespace raspc {
 
@@ -14,11 +15,13 @@ void add_inspect_command(CLI::App& app) {
   };
   auto options = std::make_shared<Options>();
   cmd->add_option("model", options->model_path, "The model file (.safetensors)")->required();
-  cmd->add_option("--tensor", options->tensor,
+  auto* tensor = cmd->add_option("--tensor", options->tensor,
                   "Print only this tensor, by its Hugging Face name (e.g. transformer.h.0.attn.c_attn.weight)");
-  cmd->callback([options] {
+  cmd->callback([options, tensor] {
+    if (tensor->count() > 0 && options->tensor.empty())
+      fail_file("--tensor", "the tensor name is empty; name one, as in transformer.wte.weight");
     Model model = load_model(options->model_path);
-    if (!options->tensor.empty()) {
+    if (tensor->count() > 0) {
       std::cout << format_tensor(model, options->tensor);
       return;
     }

@@ -6,6 +6,16 @@
 #include "raspc/commands.hpp"
 #include "support/diagnostics.hpp"
 
+namespace {
+
+// "raspc compile": who ran out of memory, when no file or flag can be named.
+std::string command_name(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return "raspc " + sub->get_name();
+  return "raspc";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{
       "raspc: compiles RASP programs into the weights of a real GPT-2, runs them on CPU and CUDA,\n"
@@ -32,8 +42,14 @@ int main(int argc, char** argv) {
     std::cerr << e.what();
     return 1;
   } catch (const std::bad_alloc&) {
-    std::cerr << "error: out of memory (try a smaller --max-len, vocabulary or batch)\n";
+    std::cout.flush();
+    std::cerr << command_name(app) << ": error: out of memory (try a smaller --max-len, vocabulary or batch)\n";
     return 1;
+  } catch (const std::exception& e) {
+    // A defect of raspc, not of the input: said as one, never an abort.
+    std::cout.flush();
+    std::cerr << command_name(app) << ": internal error: " << e.what() << " (this is a bug in raspc; please report it)\n";
+    return 2;
   }
   return 0;
 }

@@ -6,11 +6,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "runtime/forward.hpp"
 #include "runtime/model_output.hpp"
 #include "runtime/safetensors.hpp"
 #include "support/diagnostics.hpp"
+#include "support/utf8.hpp"
 
 namespace raspc {
 
@@ -37,6 +39,7 @@ InputLines read_input_lines(const std::string& path) {
   } else {
     in.file = read_source_file(path);
   }
+  require_utf8(in.file);
   const std::string& text = in.file->text;
   size_t begin = 0;
   while (begin < text.size()) {
@@ -64,7 +67,7 @@ void print_result(const RunOptions& options, const Model& model, const std::stri
                   const std::vector<int>& tokens, Backend& backend) {
   const std::vector<int> sequence = with_bos(model, tokens);
   ForwardResult result = backend.forward({sequence}, output_forward_options(model));
-  PositionOutputs outputs = read_outputs(model, result, 0);
+  PositionOutputs outputs = naming_errors(options.model_path, [&] { return read_outputs(model, result, 0); });
   if (!options.json) {
     std::cout << format_outputs(outputs.values) << "\n";
     if (options.margins) {
@@ -113,7 +116,7 @@ void add_run_command(CLI::App& app) {
     if (options->input.empty() && options->inputs_path.empty())
       fail_file("run", "give --input TEXT, or --inputs FILE with one input a line");
     if (options->logits && !options->json) fail_file("--logits", "needs --json: the logits are printed as JSON");
-    Device device = parse_device(options->device);
+    Device device = device_option(options->device);
     Model model = load_model(options->model_path);
     std::unique_ptr<Backend> backend = make_backend(model, device);
     if (!options->inputs_path.empty()) {

@@ -8,6 +8,7 @@
 #include "raspc/commands.hpp"
 #include "raspc/train_options.hpp"
 #include "runtime/safetensors.hpp"
+#include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 #include "trainer/program_task.hpp"
 #include "trainer/train.hpp"
@@ -79,6 +80,7 @@ std::string steps_text(int steps, double seconds) {
 }
 
 void run_train(const TrainCommandOptions& o) {
+  check_output_path(o.model_path, "-o", {o.program});  // before the training, not after it
   LoadedProgram program = load_program(o.program, o.output_name);
   const bool causal = o.causal || program.header.causal.value_or(false);
   TaskOptions task_options = task_options_from(o.training, o.shape, program);

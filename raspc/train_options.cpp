@@ -2,10 +2,12 @@
 
 #include <cmath>
 
+#include "language/input.hpp"
+
 namespace raspc {
 
 void add_shape_options(CLI::App& cmd, ShapeOptions& s, bool with_model_shape) {
-  cmd.add_option("--vocab", s.vocab, "Input symbols, as in abcd or \"[1,2,3]\" (default: the program header's)");
+  s.vocab_option = cmd.add_option("--vocab", s.vocab, "Input symbols, as in abcd or \"[1,2,3]\" (default: the program header's)");
   cmd.add_option("--max-len", s.max_len, "Longest input the model accepts (BOS not counted)")->capture_default_str();
   cmd.add_option("--train-len", s.train_len, "Input lengths drawn for training, A-B (default: 1 to --max-len)");
   if (with_model_shape) {
@@ -35,6 +37,7 @@ TaskOptions task_options_from(const TrainingOptions& t, const ShapeOptions& s, c
     fail_option("--max-len", std::to_string(s.max_len), "the maximum length must be between 1 and 512");
   if (t.held_out < 1) fail_option("--held-out", std::to_string(t.held_out), "give at least 1 held-out input per length");
   TaskOptions o;
+  if (s.vocab_option && s.vocab_option->count() > 0 && s.vocab.empty()) parse_vocabulary(s.vocab, "--vocab");  // refuses it
   o.input_vocab = task_vocabulary(s.vocab, program);
   o.max_len = s.max_len;
   if (s.train_len.empty()) {

@@ -12,7 +12,8 @@
 namespace raspc {
 
 struct ShapeOptions {
-  std::string vocab;      // "" means the program header's
+  std::string vocab;      // not given means the program header's; given empty is an error
+  const CLI::Option* vocab_option = nullptr;
   int max_len = 16;
   std::string train_len;  // "" means 1-max_len
   int layers = 1, heads = 1, d_model = 16;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "support/diagnostics.hpp"
+#include "support/utf8.hpp"
 
 namespace raspc {
 
@@ -45,17 +46,38 @@ bool parse_number(const std::string& text, double& value) {
   return *end == '\0';
 }
 
+const nlohmann::json& output_of(const Model& model) {
+  static const nlohmann::json none;
+  return model.metadata.is_object() && model.metadata.contains("output") ? model.metadata["output"] : none;
+}
+
+// A JSON integer in [0, limit): nlohmann holds one as signed or unsigned, and get<int>() of a
+// larger one would wrap (2^32 reads as 0).
+bool id_below(const nlohmann::json& j, int limit) {
+  if (j.is_number_unsigned()) return j.get<uint64_t>() < uint64_t(limit);
+  return j.is_number_integer() && j.get<int64_t>() >= 0 && j.get<int64_t>() < limit;
+}
+
+std::string values_problem(const nlohmann::json& output) {
+  if (!output.contains("values")) return "";
+  if (!output["values"].is_array()) return "the model's output metadata has values " + output["values"].dump() + ", not a list";
+  for (const nlohmann::json& v : output["values"]) {
+    double number = 0;
+    if (!v.is_string() || !parse_number(v.get<std::string>(), number))
+      return "the model's output metadata lists value " + v.dump() + ", which is not a number";
+  }
+  return "";
+}
+
 // metadata["output"]["values"] by number; empty when the model has no list (files written before
 // the compiler stored one, or value sets it could not snap to unambiguously).
 std::vector<std::pair<double, std::string>> output_values(const nlohmann::json& output) {
   std::vector<std::pair<double, std::string>> values;
   if (!output.contains("values")) return values;
-  if (!output["values"].is_array())
-    fail_at(Span{}, "the model's output metadata has values " + output["values"].dump() + ", not a list");
+  if (std::string problem = values_problem(output); !problem.empty()) fail_at(Span{}, problem);
   for (const nlohmann::json& v : output["values"]) {
     double number = 0;
-    if (!v.is_string() || !parse_number(v.get<std::string>(), number))
-      fail_at(Span{}, "the model's output metadata lists value " + v.dump() + ", which is not a number");
+    parse_number(v.get<std::string>(), number);
     values.emplace_back(number, v.get<std::string>());
   }
   std::sort(values.begin(), values.end());
@@ -84,8 +106,44 @@ std::string describe_vocabulary(const Model& model, const std::vector<int>& ids)
 
 }  // namespace
 
+std::string output_metadata_problem(const nlohmann::json& metadata, const ModelConfig& config) {
+  if (!metadata.is_object() || !metadata.contains("output")) return "";
+  const nlohmann::json& output = metadata["output"];
+  if (!output.is_object()) return "\"output\" must be an object, not " + output.dump();
+  std::string encoding = "categorical";
+  if (output.contains("encoding")) {
+    if (!output["encoding"].is_string())
+      return "output.encoding must be the string \"categorical\" or \"numerical\", not " + output["encoding"].dump();
+    encoding = output["encoding"].get<std::string>();
+  }
+  if (encoding == "numerical") {
+    if (!output.contains("dim") || !id_below(output["dim"], config.n_embd))
+      return "output.dim must be an integer residual dimension from 0 to " + std::to_string(config.n_embd - 1) +
+             ", not " + (output.contains("dim") ? output["dim"].dump() : std::string("missing"));
+    return values_problem(output);
+  }
+  if (encoding != "categorical")
+    return "output.encoding must be \"categorical\" or \"numerical\", not " + output["encoding"].dump();
+  if (output.contains("token_ids")) {
+    const nlohmann::json& ids = output["token_ids"];
+    if (!ids.is_array() || ids.empty()) return "output.token_ids must be a non-empty list of token ids, not " + ids.dump();
+    for (const nlohmann::json& id : ids)
+      if (!id_below(id, config.vocab_size))
+        return "output.token_ids lists " + id.dump() + ", which is not a token id below vocab_size " +
+               std::to_string(config.vocab_size);
+  }
+  return "";
+}
+
+bool has_numerical_output(const Model& model) {
+  const nlohmann::json& output = output_of(model);
+  return output.is_object() && output.contains("encoding") && output["encoding"] == "numerical";
+}
+
 std::vector<int> parse_model_input(const Model& model, const std::string& text, const std::string& origin) {
-  return parse_model_input(model, std::make_shared<SourceFile>(SourceFile{origin, text}), 0, text.size());
+  auto source = std::make_shared<SourceFile>(SourceFile{origin, text});
+  require_utf8(source);
+  return parse_model_input(model, source, 0, text.size());
 }
 
 std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<const SourceFile>& source, size_t first,
@@ -140,7 +198,12 @@ std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<con
       ++begin;
       --end;
     }
-    for (size_t i = begin; i < end; ++i) tokens.push_back(lookup(i, i + 1));
+    // One token a code point: "é" is one symbol of the vocabulary, not two bytes.
+    for (size_t i = begin; i < end;) {
+      const size_t length = std::max<size_t>(1, utf8_length_at(text, i));
+      tokens.push_back(lookup(i, i + length));
+      i += length;
+    }
   }
   if (tokens.empty()) fail_at(span(first, last), "the input is empty; give at least one token");
   const int capacity = model.config.n_positions - (model.bos_id >= 0 ? 1 : 0);
@@ -162,22 +225,21 @@ std::vector<int> with_bos(const Model& model, const std::vector<int>& tokens) {
 
 ForwardOptions output_forward_options(const Model& model) {
   ForwardOptions options;
-  const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
-  options.capture_residual = output.is_object() && output.value("encoding", "") == "numerical";
+  options.capture_residual = has_numerical_output(model);
   return options;
 }
 
 PositionOutputs read_outputs(const Model& model, const ForwardResult& result, int b) {
   const int first = model.bos_id >= 0 ? 1 : 0;
   const int length = result.lengths.at(b);
-  const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
+  const nlohmann::json& output = output_of(model);
   PositionOutputs out;
 
-  if (output.is_object() && output.value("encoding", "") == "numerical") {
-    int dim = output.value("dim", -1);
-    if (dim < 0 || dim >= model.config.n_embd)
-      fail_at(Span{}, "the model's output metadata names residual dimension " + std::to_string(dim) +
+  if (has_numerical_output(model)) {
+    if (!output.contains("dim") || !id_below(output["dim"], model.config.n_embd))
+      fail_at(Span{}, "the model's output metadata names residual dimension " + output.value("dim", nlohmann::json()).dump() +
                           ", outside 0.." + std::to_string(model.config.n_embd - 1));
+    const int dim = output["dim"].get<int>();
     if (result.residual.empty())
       fail_at(Span{}, "reading a numerical output needs the residual stream (output_forward_options)");
     const std::vector<std::pair<double, std::string>> values = output_values(output);
@@ -198,8 +260,10 @@ PositionOutputs read_outputs(const Model& model, const ForwardResult& result, in
 
   std::vector<int> candidates;
   if (output.is_object() && output.contains("token_ids")) {
+    if (!output["token_ids"].is_array() || output["token_ids"].empty())
+      fail_at(Span{}, "the model's output metadata has token ids " + output["token_ids"].dump() + ", not a non-empty list");
     for (const nlohmann::json& id : output["token_ids"]) {
-      if (!id.is_number_integer() || id.get<int>() < 0 || id.get<int>() >= model.config.vocab_size)
+      if (!id_below(id, model.config.vocab_size))
         fail_at(Span{}, "the model's output metadata lists token id " + id.dump() + ", outside its vocabulary");
       candidates.push_back(id.get<int>());
     }
@@ -231,9 +295,7 @@ PositionOutputs run_positions(Backend& backend, const Model& model, const std::v
 }
 
 bool output_matches(const Model& model, const std::string& produced, const std::string& expected) {
-  const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
-  const bool numerical = output.is_object() && output.value("encoding", "") == "numerical";
-  if (!numerical) return produced == expected;
+  if (!has_numerical_output(model)) return produced == expected;
   double got = 0, want = 0;
   if (!parse_number(produced, got) || !parse_number(expected, want)) return produced == expected;
   return within_tolerance(got, want);

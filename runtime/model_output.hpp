@@ -30,13 +30,22 @@
 
 namespace raspc {
 
+// What is wrong with a model's metadata["output"], in one sentence ("" when nothing): an object
+// whose "encoding" is "categorical" (optional "token_ids": a non-empty list of ids below
+// vocab_size) or "numerical" ("dim": a residual dimension below n_embd; optional "values": a list
+// of numbers written as text). The model reader refuses a file whose metadata fails this.
+std::string output_metadata_problem(const nlohmann::json& metadata, const ModelConfig& config);
+
+// Whether the model's output is a number read off the residual stream, not a token.
+bool has_numerical_output(const Model& model);
+
 // The token ids of a sequence the user wrote: "hello" (or hello) is one token per character,
 // "[3,1,2,4]" or "[a, b]" a list of tokens (quotes around an item are dropped). Every token must be
 // in the model's input vocabulary and the sequence must fit beside BOS in n_positions; errors
 // point at `text` with a caret, naming it `origin`.
 std::vector<int> parse_model_input(const Model& model, const std::string& text, const std::string& origin = "--input");
 // The same for the bytes [first, last) of a file holding many inputs (run --inputs), so errors
-// point at the file's own line and column.
+// point at the file's own line and column; the caller has checked the file's UTF-8 (require_utf8).
 std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<const SourceFile>& source, size_t first,
                                    size_t last);
 

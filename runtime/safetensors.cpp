@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 
+#include "runtime/model_output.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 
@@ -24,6 +26,71 @@ constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
 std::string dump_compact(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// A JSON text that cannot be read as one meaning: where (a byte offset in the text) and why.
+struct JsonProblem {
+  size_t offset;
+  std::string message;
+};
+
+struct DuplicateKey {
+  std::string key;
+};
+
+// json::parse, refusing what nlohmann would take silently or throw as something other than a
+// parse_error: a key twice in one object (nlohmann keeps the last, so a file could say two
+// things), and a number out of range (1e999999).
+json parse_json_strictly(const std::string& text) {
+  std::vector<std::vector<std::string>> keys_of_open_objects;
+  auto note_key = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys_of_open_objects.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys_of_open_objects.empty()) keys_of_open_objects.pop_back();
+    if (event == json::parse_event_t::key && !keys_of_open_objects.empty()) {
+      std::vector<std::string>& keys = keys_of_open_objects.back();
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) throw DuplicateKey{key};
+      keys.push_back(key);
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, note_key);
+  } catch (const DuplicateKey& d) {
+    // The second "key": the one that would silently have won.
+    const std::string quoted = json(d.key).dump();
+    size_t first = text.find(quoted);
+    size_t second = first == std::string::npos ? std::string::npos : text.find(quoted, first + 1);
+    throw JsonProblem{second == std::string::npos ? 0 : second, "the key " + quoted + " appears twice in one object"};
+  } catch (const json::parse_error& e) {
+    // e.byte is 1-based and points one past the last character read.
+    std::string what = e.what();
+    size_t colon = what.find(": ");
+    throw JsonProblem{e.byte == 0 ? 0 : e.byte - 1, colon == std::string::npos ? what : what.substr(colon + 2)};
+  } catch (const json::out_of_range& e) {
+    // "number overflow parsing '1e999999'": point at the number.
+    std::string what = e.what();
+    size_t open = what.find('\''), close = what.rfind('\'');
+    std::string number = open < close ? what.substr(open + 1, close - open - 1) : "";
+    size_t at = number.empty() ? std::string::npos : text.find(number);
+    throw JsonProblem{at == std::string::npos ? 0 : at,
+                      "the number " + (number.empty() ? std::string("here") : number) + " is out of range"};
+  } catch (const json::exception& e) {
+    throw JsonProblem{0, e.what()};
+  }
+}
+
+// A JSON integer in [minimum, maximum], which nlohmann may hold as signed or unsigned.
+bool integer_in(const json& j, int64_t minimum, int64_t maximum, int64_t& value) {
+  if (j.is_number_unsigned()) {
+    if (j.get<uint64_t>() > uint64_t(maximum)) return false;
+    value = int64_t(j.get<uint64_t>());
+  } else if (j.is_number_integer()) {
+    value = j.get<int64_t>();
+  } else {
+    return false;
+  }
+  return value >= minimum && value <= maximum;
+}
+
 }  // namespace
 
 json config_to_json(const ModelConfig& c) {
@@ -40,9 +107,9 @@ ModelConfig config_from_json(const json& j, const std::string& origin) {
   auto integer = [&](const char* key, int minimum) {
     if (!j.contains(key) || !j[key].is_number_integer())
       fail(std::string("the model config has no integer \"") + key + "\"");
-    int64_t v = j[key].get<int64_t>();
-    if (v < minimum || v > 1'000'000'000)
-      fail(std::string("the model config's \"") + key + "\" is " + std::to_string(v) + ", outside [" +
+    int64_t v = 0;
+    if (!integer_in(j[key], minimum, 1'000'000'000, v))
+      fail(std::string("the model config's \"") + key + "\" is " + j[key].dump() + ", outside [" +
            std::to_string(minimum) + ", 1e9]");
     return int(v);
   };
@@ -143,45 +210,70 @@ json parse_metadata_json(const HeaderReader& reader, const json& metadata, const
   if (!metadata.contains(key))
     reader.fail_key("__metadata__", "__metadata__ has no \"" + key + "\" entry; this is not a raspc model file");
   try {
-    return json::parse(metadata[key].get<std::string>());
-  } catch (const json::parse_error&) {
-    reader.fail_key(key, "the __metadata__ entry \"" + key + "\" is not valid JSON text");
+    return parse_json_strictly(metadata[key].get<std::string>());
+  } catch (const JsonProblem& problem) {
+    reader.fail_key(key, "the __metadata__ entry \"" + key + "\" is not valid JSON text: " + problem.message);
   }
 }
+
+uint64_t header_length_of(std::string_view bytes) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < kHeaderLengthBytes; ++i) n |= uint64_t(uint8_t(bytes[i])) << (8 * i);
+  return n;
+}
+
+// Copies `count` bytes of the data section, from `offset` (relative to its start), to `destination`.
+using DataReader = std::function<void(uint64_t offset, char* destination, uint64_t count)>;
+
+// Everything parse_model checks, from the file's first 8 + header-length bytes (fewer when the
+// file is shorter) and its size: the weights are read last, through read_data, once the header
+// has described them and the file's size matches, so a corrupt file is never read whole.
+Model parse_model_parts(std::string_view prefix, uint64_t file_size, const std::string& name,
+                        const DataReader& read_data);
 
 }  // namespace
 
 Model parse_model(std::string_view bytes, const std::string& name) {
-  if (bytes.size() < kHeaderLengthBytes)
-    fail_file(name, "the file is truncated: it has " + std::to_string(bytes.size()) +
+  // The length field and the header it describes; just the field when the length is past the end
+  // (8 + a length near 2^64 would wrap around).
+  uint64_t prefix = std::min<uint64_t>(bytes.size(), kHeaderLengthBytes);
+  if (prefix == kHeaderLengthBytes && header_length_of(bytes) <= bytes.size() - kHeaderLengthBytes)
+    prefix += header_length_of(bytes);
+  return parse_model_parts(bytes.substr(0, prefix), bytes.size(), name,
+                           [&](uint64_t offset, char* destination, uint64_t count) {
+                             std::memcpy(destination, bytes.data() + prefix + offset, count);
+                           });
+}
+
+namespace {
+
+Model parse_model_parts(std::string_view prefix, uint64_t file_size, const std::string& name,
+                        const DataReader& read_data) {
+  if (file_size < kHeaderLengthBytes)
+    fail_file(name, "the file is truncated: it has " + std::to_string(file_size) +
                         " bytes, fewer than the 8-byte header length of a safetensors file");
-  uint64_t header_length = 0;
-  for (size_t i = 0; i < 8; ++i) header_length |= uint64_t(uint8_t(bytes[i])) << (8 * i);
-  if (header_length > kMaxHeaderBytes && header_length <= bytes.size() - kHeaderLengthBytes)
+  const uint64_t header_length = header_length_of(prefix);
+  if (header_length > kMaxHeaderBytes && header_length <= file_size - kHeaderLengthBytes)
     fail_file(name, "the header length field says " + std::to_string(header_length) +
                         " bytes, more than the 100 MB safetensors allows; this is not a safetensors file");
-  if (header_length > bytes.size() - kHeaderLengthBytes)
+  if (header_length > file_size - kHeaderLengthBytes)
     fail_file(name, "the header length field says " + std::to_string(header_length) +
-                        " bytes, past the end of the file (" + std::to_string(bytes.size()) +
+                        " bytes, past the end of the file (" + std::to_string(file_size) +
                         " bytes); the file is truncated or not a safetensors file");
 
   HeaderReader reader;
   reader.file_name = name;
   reader.header = std::make_shared<SourceFile>();
   reader.header->name = name + ":header";
-  reader.header->text = std::string(bytes.substr(kHeaderLengthBytes, header_length));
-  const std::string_view data = bytes.substr(kHeaderLengthBytes + header_length);
+  reader.header->text = std::string(prefix.substr(kHeaderLengthBytes, header_length));
+  const uint64_t data_size = file_size - kHeaderLengthBytes - header_length;
 
   json header;
   try {
-    header = json::parse(reader.header->text);
-  } catch (const json::parse_error& e) {
-    // e.byte is 1-based and points one past the last character read.
-    uint32_t at = uint32_t(std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, reader.header->text.size()));
-    std::string what = e.what();
-    size_t colon = what.find(": ");
-    std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
-    fail_at(Span{reader.header, at, at + 1}, "the JSON header is malformed: " + detail);
+    header = parse_json_strictly(reader.header->text);
+  } catch (const JsonProblem& problem) {
+    uint32_t at = uint32_t(std::min<size_t>(problem.offset, reader.header->text.size()));
+    fail_at(Span{reader.header, at, at + 1}, "the JSON header is malformed: " + problem.message);
   }
   if (!header.is_object()) fail_at(Span{reader.header, 0, 1}, "the JSON header is not an object");
 
@@ -201,23 +293,28 @@ Model parse_model(std::string_view bytes, const std::string& name) {
   if (!vocab.is_array() || !std::all_of(vocab.begin(), vocab.end(), [](const json& t) { return t.is_string(); }))
     reader.fail_key("raspc.vocab", "raspc.vocab must be a JSON list of token strings");
   model.vocab = vocab.get<std::vector<std::string>>();
+  for (size_t i = 0; i < model.vocab.size(); ++i)
+    if (std::find(model.vocab.begin(), model.vocab.begin() + i, model.vocab[i]) != model.vocab.begin() + i)
+      reader.fail_key("raspc.vocab", "raspc.vocab lists the token " + json(model.vocab[i]).dump() +
+                                         " twice, so an input could not say which one it means");
   if (int(model.vocab.size()) != config.vocab_size)
     reader.fail_key("raspc.vocab", "raspc.vocab has " + std::to_string(model.vocab.size()) +
                                        " tokens but the config says vocab_size " + std::to_string(config.vocab_size));
 
   json bos = parse_metadata_json(reader, metadata, "raspc.bos_id");
-  if (!bos.is_number_integer() || bos.get<int64_t>() < -1 || bos.get<int64_t>() >= config.vocab_size)
+  int64_t bos_id = 0;
+  if (!integer_in(bos, -1, config.vocab_size - 1, bos_id))
     reader.fail_key("raspc.bos_id", "raspc.bos_id must be -1 or a token id below vocab_size");
-  model.bos_id = bos.get<int>();
+  model.bos_id = int(bos_id);
 
   json input_ids = parse_metadata_json(reader, metadata, "raspc.input_ids");
   if (!input_ids.is_array())
     reader.fail_key("raspc.input_ids", "raspc.input_ids must be a JSON list of token ids");
   for (const json& id : input_ids) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= config.vocab_size ||
-        id.get<int64_t>() == model.bos_id)
+    int64_t value = 0;
+    if (!integer_in(id, 0, config.vocab_size - 1, value) || value == model.bos_id)
       reader.fail_key("raspc.input_ids", "raspc.input_ids must list non-BOS token ids below vocab_size");
-    model.input_ids.push_back(id.get<int>());
+    model.input_ids.push_back(int(value));
   }
 
   json labels = parse_metadata_json(reader, metadata, "raspc.residual_labels");
@@ -232,6 +329,8 @@ Model parse_model(std::string_view bytes, const std::string& name) {
   if (metadata.contains("raspc.metadata")) {
     model.metadata = parse_metadata_json(reader, metadata, "raspc.metadata");
     if (!model.metadata.is_object()) reader.fail_key("raspc.metadata", "raspc.metadata must be a JSON object");
+    const std::string problem = output_metadata_problem(model.metadata, config);
+    if (!problem.empty()) reader.fail_key("raspc.metadata", "raspc.metadata: " + problem);
   }
 
   // A config whose weights cannot be in the file is refused before anything is allocated for it.
@@ -240,9 +339,9 @@ Model parse_model(std::string_view bytes, const std::string& name) {
     const long double per_layer = 4 * LN * C + 3 * C * C + 3 * C + C * C + C + (I > 0 ? 2 * C * I + I + C : 0);
     const long double floats = (long double)config.vocab_size * C + (long double)config.n_positions * C +
                                config.n_layer * per_layer + 2 * LN * C;
-    if (floats * sizeof(float) > (long double)data.size())
+    if (floats * sizeof(float) > (long double)data_size)
       fail_file(name, "the config needs " + std::to_string((unsigned long long)(floats * sizeof(float))) +
-                          " bytes of weights but the file holds only " + std::to_string(data.size()) +
+                          " bytes of weights but the file holds only " + std::to_string(data_size) +
                           " after its header; the file is truncated");
   }
 
@@ -284,9 +383,9 @@ Model parse_model(std::string_view bytes, const std::string& name) {
     if (end - begin != spec.size() * sizeof(float))
       reader.fail_key(key, "tensor \"" + key + "\" has data_offsets spanning " + std::to_string(end - begin) +
                                " bytes but its shape needs " + std::to_string(spec.size() * sizeof(float)));
-    if (end > data.size())
+    if (end > data_size)
       reader.fail_key(key, "tensor \"" + key + "\" has data_offsets " + offsets.dump() +
-                               " pointing past the end of the data (" + std::to_string(data.size()) +
+                               " pointing past the end of the data (" + std::to_string(data_size) +
                                " bytes); the file is truncated");
     placed.push_back({&spec, begin, end});
     expected.erase(it);
@@ -309,13 +408,13 @@ Model parse_model(std::string_view bytes, const std::string& name) {
       reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" leaves a gap in the data" + where);
     cursor = p.end;
   }
-  if (cursor != data.size())
-    fail_file(name, "the file has " + std::to_string(data.size() - cursor) +
+  if (cursor != data_size)
+    fail_file(name, "the file has " + std::to_string(data_size - cursor) +
                         " bytes after the last tensor; the data section must hold exactly the tensors");
 
   for (const Placed& p : placed) {
     float* dst = model.storage.data() + p.spec->offset;
-    std::memcpy(dst, data.data() + p.begin, p.end - p.begin);
+    read_data(p.begin, reinterpret_cast<char*>(dst), p.end - p.begin);
     for (size_t i = 0; i < p.spec->size(); ++i)
       if (!std::isfinite(dst[i]))
         reader.fail_key(p.spec->name, "tensor \"" + p.spec->name + "\" has " +
@@ -325,9 +424,24 @@ Model parse_model(std::string_view bytes, const std::string& name) {
   return model;
 }
 
+}  // namespace
+
 Model load_model(const std::string& path) {
-  std::string bytes = read_file_bytes(path);
-  return parse_model(bytes, path);
+  InputFile file(path);
+  // The length field, then the header it describes, then (in parse_model_parts) the data: a
+  // wrong length is refused before anything more is read.
+  std::string prefix(size_t(std::min<uint64_t>(file.size(), kHeaderLengthBytes)), '\0');
+  file.read_at(0, prefix.data(), prefix.size());
+  if (prefix.size() == kHeaderLengthBytes) {
+    const uint64_t header_length = header_length_of(prefix);
+    if (header_length <= kMaxHeaderBytes && header_length <= file.size() - kHeaderLengthBytes) {
+      prefix.resize(size_t(kHeaderLengthBytes + header_length));
+      file.read_at(kHeaderLengthBytes, prefix.data() + kHeaderLengthBytes, header_length);
+    }
+  }
+  return parse_model_parts(prefix, file.size(), path, [&](uint64_t offset, char* destination, uint64_t count) {
+    file.read_at(prefix.size() + offset, destination, count);
+  });
 }
 
 }  // namespace raspc

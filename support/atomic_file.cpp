@@ -1,25 +1,73 @@
 #include "support/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-#include <unistd.h>
 
 #include "support/diagnostics.hpp"
 
 namespace raspc {
 
+namespace {
+
+std::string parent_folder(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// lstat: a symbolic link at an output is itself what rename would replace.
+bool entry_mode(const std::string& path, unsigned& mode) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  mode = st.st_mode;
+  return true;
+}
+
+[[noreturn]] void fail_not_regular(const std::string& path, unsigned mode) {
+  fail_file(path, "the output is " + describe_file_kind(mode) +
+                      ", not a regular file; raspc replaces only regular files, so give another name");
+}
+
+bool write_all(int fd, std::string_view contents) {
+  size_t done = 0;
+  while (done < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += size_t(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string describe_file_kind(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
 void write_file_atomically(const std::string& path, std::string_view contents) {
+  unsigned mode = 0;
+  if (entry_mode(path, mode) && !S_ISREG(mode)) fail_not_regular(path, mode);
   std::string temp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(temp.c_str(), "wb");
-  if (!f) fail_file(path, std::string("cannot create the file: ") + std::strerror(errno));
-  size_t written = contents.empty() ? 0 : std::fwrite(contents.data(), 1, contents.size(), f);
-  bool ok = written == contents.size();
-  ok = (std::fflush(f) == 0) && ok;
-  ok = (::fsync(::fileno(f)) == 0) && ok;
-  ok = (std::fclose(f) == 0) && ok;
+  // O_EXCL: never write through whatever (a link, a leftover) already has the temporary name.
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) fail_file(path, std::string("cannot create the file: ") + std::strerror(errno));
+  bool ok = write_all(fd, contents);
+  ok = (::fsync(fd) == 0) && ok;
+  ok = (::close(fd) == 0) && ok;
   if (!ok) {
     std::remove(temp.c_str());
     fail_file(path, "could not write the whole file (is the disk full?)");
@@ -31,12 +79,90 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   }
 }
 
-std::string read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail_file(path, "cannot open the file (does it exist, and is it readable?)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+void check_output_path(const std::string& path, std::string_view flag, const std::vector<std::string>& inputs) {
+  if (path.empty()) fail_file(flag, "the output file name is empty");
+  unsigned mode = 0;
+  if (entry_mode(path, mode)) {
+    if (!S_ISREG(mode)) fail_not_regular(path, mode);
+    struct stat out;
+    if (::stat(path.c_str(), &out) == 0) {
+      for (const std::string& input : inputs) {
+        struct stat in;
+        if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+          fail_file(path, "the output is the input file " + input + "; writing it would destroy the input");
+      }
+    }
+    return;
+  }
+  struct stat folder;
+  const std::string parent = parent_folder(path);
+  if (::stat(parent.c_str(), &folder) != 0 || !S_ISDIR(folder.st_mode))
+    fail_file(path, "cannot create the file: the folder " + parent + " does not exist");
+}
+
+void check_output_folder(const std::string& path, std::string_view flag) {
+  if (path.empty()) fail_file(flag, "the output folder name is empty");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    fail_file(path, "the output folder (" + std::string(flag) + ") is " + describe_file_kind(st.st_mode) +
+                        ", not a folder");
+}
+
+std::string read_file_bytes(const std::string& path, uint64_t max_bytes) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) fail_file(path, "cannot open the file (does it exist, and is it readable?)");
+  if (S_ISDIR(st.st_mode)) fail_file(path, "this is a folder, not a file");
+  auto too_large = [&] {
+    fail_file(path, "the file is larger than the " + std::to_string(max_bytes) + " bytes raspc reads of such a file");
+  };
+  if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > max_bytes) too_large();
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) fail_file(path, "cannot open the file (does it exist, and is it readable?)");
+  // A device or a pipe has no size to check first: read it in pieces, up to the limit.
+  std::string bytes;
+  char buffer[65536];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) {
+    if (bytes.size() + n > max_bytes) {
+      std::fclose(f);
+      too_large();
+    }
+    bytes.append(buffer, n);
+  }
+  const bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed) fail_file(path, "cannot read the file");
+  return bytes;
+}
+
+InputFile::InputFile(const std::string& path) : path_(path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) fail_file(path, "cannot open the file (does it exist, and is it readable?)");
+  if (S_ISDIR(st.st_mode)) fail_file(path, "this is a folder, not a file");
+  if (!S_ISREG(st.st_mode)) fail_file(path, "this is " + describe_file_kind(st.st_mode) + ", not a regular file");
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) fail_file(path, "cannot open the file (does it exist, and is it readable?)");
+  // Checked again on the open file: the path may have been replaced between the two looks.
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fail_file(path, "this is not a regular file");
+  }
+  size_ = uint64_t(st.st_size);
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void InputFile::read_at(uint64_t offset, char* destination, uint64_t count) const {
+  while (count > 0) {
+    ssize_t n = ::pread(fd_, destination, size_t(std::min<uint64_t>(count, 1u << 30)), off_t(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_file(path_, "the file ended early while it was read (was it changed meanwhile?)");
+    destination += n;
+    offset += uint64_t(n);
+    count -= uint64_t(n);
+  }
 }
 
 }  // namespace raspc

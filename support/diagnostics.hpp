@@ -39,12 +39,14 @@ struct Span {
 
 struct LineColumn {
   uint32_t line = 1;    // 1-based
-  uint32_t column = 1;  // 1-based, counted in bytes
+  uint32_t column = 1;  // 1-based, counted in UTF-8 code points
 };
 LineColumn line_column(const SourceFile& file, uint32_t offset);
 
 // "file:line:col: error: message\n<source line>\n<spaces>^~~~\n" (the caret underlines the span
-// on its first line). Without a valid span: "error: message\n".
+// on its first line). Control bytes and bytes that are not UTF-8 are shown as \xNN, and a long
+// line is clipped to about 120 columns around the caret ("..." marks the cut). Without a valid
+// span: "error: message\n".
 std::string format_error(const Span& span, std::string_view message);
 
 // Throws a UserError formatted by format_error.
@@ -53,7 +55,21 @@ std::string format_error(const Span& span, std::string_view message);
 // For errors about a whole file (missing, unreadable, truncated): "file: error: message\n".
 [[noreturn]] void fail_file(std::string_view file_name, std::string_view message);
 
-// Reads a whole file; a missing or unreadable file is a UserError naming it.
+// Runs `work`; a UserError it throws that names no file or flag (a library's fail_at(Span{}),
+// which cannot know where its input came from) is given `origin`: "model.safetensors: error: ...".
+// Errors that name their place already pass unchanged.
+[[noreturn]] void rethrow_naming(std::string_view origin, const UserError& error);
+template <class Work>
+decltype(auto) naming_errors(std::string_view origin, Work&& work) {
+  try {
+    return work();
+  } catch (const UserError& e) {
+    rethrow_naming(origin, e);
+  }
+}
+
+// Reads a whole program file; a missing or unreadable file, or a folder, is a UserError naming it.
+// A UTF-8 byte order mark is dropped and a lone CR (old Mac line ending) read as a newline.
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path);
 
 }  // namespace raspc

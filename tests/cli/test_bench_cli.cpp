@@ -7,6 +7,7 @@
 #include "language/evaluate.hpp"
 #include "language/program_file.hpp"
 #include "runtime/flops.hpp"
+#include "runtime/safetensors.hpp"
 #include "tests/cli/run_raspc.hpp"
 
 using namespace raspc;
@@ -107,4 +108,38 @@ TEST_CASE("raspc bench measures a model file, and its program when the file carr
   CHECK(handset["parameters"] == 344);
   CHECK(handset["flops_per_token"].get<double>() == Approx(3535.0 / 5).epsilon(1e-12));
   CHECK(handset["interpreter_us_per_position"].is_null());  // hand-set: no program to run
+}
+
+TEST_CASE("raspc bench keeps tokens made of '-' and digits strings, and refuses an integer token beyond 64 bits") {
+  auto folder = scratch_folder();
+  std::ofstream(folder / "rev.rasp") << "reversed = aggregate(select(indices, length - indices - 1, ==), tokens);\nreversed;\n";
+  REQUIRE(run_raspc("compile rev.rasp --vocab '- --' --max-len 2 --no-verify -o dash.safetensors", folder).code == 0);
+  CommandResult r = run_raspc("bench dash.safetensors --samples 1 --no-instructions", folder);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("| dash.safetensors |") != std::string::npos);
+
+  REQUIRE(run_raspc("compile rev.rasp --vocab '[1,2]' --max-len 2 --no-verify -o huge.safetensors", folder).code == 0);
+  Model model = load_model((folder / "huge.safetensors").string());
+  const int two = model.token_id("2");
+  REQUIRE(two >= 0);
+  model.vocab[size_t(two)] = "99999999999999999999";
+  save_model(model, (folder / "huge.safetensors").string());
+  r = run_raspc("bench huge.safetensors --samples 1 --no-instructions", folder);
+  CHECK(r.code == 1);
+  CHECK(r.err == "measuring huge.safetensors...\nhuge.safetensors: error: the model's token 99999999999999999999 is an "
+                 "integer that does not fit in 64 bits\n");
+}
+
+TEST_CASE("raspc bench on a model whose stored program never ends refuses it at the statement, not hangs") {
+  auto folder = scratch_folder();
+  std::ofstream(folder / "rev.rasp") << "reversed = aggregate(select(indices, length - indices - 1, ==), tokens);\nreversed;\n";
+  REQUIRE(run_raspc("compile rev.rasp --vocab ab --max-len 2 --no-verify -o crafted.safetensors", folder).code == 0);
+  Model model = load_model((folder / "crafted.safetensors").string());
+  model.metadata["program"] = "n = [[[i for i in range(1000)] for j in range(1000)] for k in range(1000)];\ntokens;\n";
+  save_model(model, (folder / "crafted.safetensors").string());
+  CommandResult r = run_raspc("bench crafted.safetensors --samples 1 --no-instructions", folder);
+  CHECK(r.code == 1);
+  CHECK(r.err.find("crafted.safetensors (program):1:1: error: this statement takes more than 5000000 steps of "
+                   "compile-time evaluation") != std::string::npos);
 }

@@ -197,3 +197,30 @@ TEST_CASE("compile cli: values too close to tell apart within the tolerance are 
     }
   }
 }
+
+TEST_CASE("compile cli: a vocabulary of non-ASCII symbols is one token a code point, in the model and its input") {
+  write("rev.rasp", "reversed = aggregate(select(indices, length - indices - 1, ==), tokens);\nreversed;\n");
+  std::filesystem::remove(scratch() / "utf8.safetensors");
+  Result r = raspc_cli("compile rev.rasp --vocab '\xc3\xa9\xc3\xbc' --max-len 3 -o utf8.safetensors");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("vocabulary 4,") != std::string::npos);  // BOS, é, ü, and the output's 0: not six bytes
+  raspc::Model model = raspc::load_model((scratch() / "utf8.safetensors").string());
+  CHECK(model.vocab == std::vector<std::string>{"<bos>", "\xc3\xa9", "\xc3\xbc", "0"});
+  Result run = raspc_cli("run utf8.safetensors --input '\xc3\xa9\xc3\xa9\xc3\xbc'");
+  CHECK(run.code == 0);
+  CHECK(run.out == "[\xc3\xbc,\xc3\xa9,\xc3\xa9]\n");
+  run = raspc_cli("run utf8.safetensors --input '\xc3\xa9x'");
+  CHECK(run.code == 1);
+  CHECK(run.err == "--input:1:2: error: \"x\" is not in the model's input vocabulary (\xc3\xa9 \xc3\xbc)\n"
+                   "  \xc3\xa9x\n   ^\n");
+}
+
+TEST_CASE("compile cli: --vocab naming <bos> is refused before compiling") {
+  write("rev.rasp", "reversed = aggregate(select(indices, length - indices - 1, ==), tokens);\nreversed;\n");
+  Result r = raspc_cli("compile rev.rasp --vocab '<bos> a b' --max-len 3");
+  CHECK(r.code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err == "--vocab:1:1: error: \"<bos>\" is the name of a model's beginning-of-sequence token, so it cannot be "
+                 "an input symbol\n  <bos> a b\n  ^~~~~\n");
+}

@@ -3,6 +3,7 @@
 
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
+#include "language/interpret.hpp"
 
 using namespace raspc;
 
@@ -199,4 +200,54 @@ TEST_CASE("errors: inputs and vocabularies that are fine") {
         std::vector<Value>{Value::of_string("h"), Value::of_string("e"), Value::of_string("l"), Value::of_string("o")});
   CHECK(parse_vocabulary("a bc a") == std::vector<Value>{Value::of_string("a"), Value::of_string("bc")});
   CHECK(parse_vocabulary("[1,2,2]") == std::vector<Value>{Value::of_int(1), Value::of_int(2)});
+}
+
+TEST_CASE("errors: inputs and vocabularies are split on UTF-8 code points, and must be UTF-8") {
+  CHECK(parse_vocabulary("\xc3\xa9\xc3\xbc") == std::vector<Value>{Value::of_string("\xc3\xa9"), Value::of_string("\xc3\xbc")});
+  CHECK(parse_input("\xc3\xa9\xc3\xbc\xc3\xa9") ==
+        std::vector<Value>{Value::of_string("\xc3\xa9"), Value::of_string("\xc3\xbc"), Value::of_string("\xc3\xa9")});
+  CHECK(input_error("a\xc3\xa9z", "a \xc3\xa9") ==
+        "--input:1:3: error: the token \"z\" is not in the vocabulary (a \xc3\xa9)");
+  CHECK(input_error("a\xff") ==
+        "--input:1:2: error: the byte \\xff is not UTF-8 text; raspc reads programs and symbols as UTF-8");
+  CHECK(input_error("a", "ab\xe9") ==
+        "--vocab:1:3: error: the byte \\xe9 is not UTF-8 text; raspc reads programs and symbols as UTF-8");
+}
+
+TEST_CASE("errors: a vocabulary naming a beginning-of-sequence token is refused up front") {
+  CHECK(input_error("a", "<bos> a b") ==
+        "--vocab:1:1: error: \"<bos>\" is the name of a model's beginning-of-sequence token, so it cannot be an input "
+        "symbol");
+  CHECK(input_error("a", "[\"a\",\"BOS\"]") ==
+        "--vocab:1:6: error: \"BOS\" is the name of a model's beginning-of-sequence token, so it cannot be an input "
+        "symbol");
+}
+
+TEST_CASE("errors: compile-time work has a documented limit, refused at the top-level statement that exceeds it") {
+  const std::string steps = "this statement takes more than 5000000 steps of compile-time evaluation (raspc's limit); is "
+                            "a range, loop or comprehension larger than meant?";
+  // Nested range loops: a billion steps, stopped at the limit.
+  CHECK(error_of("a = 1;\nn = [[[i for i in range(1000)] for j in range(1000)] for k in range(1000)];\ntokens;") ==
+        "t.rasp:2:1: error: " + steps);
+  CHECK(error_of("def f(n) {\n  return [[i for i in range(n)] for j in range(n)];\n}\nx = f(100000);\ntokens;") ==
+        "t.rasp:4:1: error: " + steps);
+  // Doubling a string or a list copies it: 40 doublings are 2^40 elements, not 40 steps.
+  std::string doubling = "s = \"ab\";\n", list_doubling = "s = [1, 2];\n";
+  for (int i = 0; i < 40; ++i) doubling += "s = s + s;\n", list_doubling += "s = s + s;\n";
+  CHECK(error_of(doubling + "tokens;") == "t.rasp:22:1: error: " + steps);
+  CHECK(error_of(list_doubling + "tokens;") == "t.rasp:22:1: error: " + steps);
+  // A chain of statements longer than the program size limit.
+  std::string chain = "x0 = indices;\n";
+  for (int i = 1; i <= 10000; ++i) chain += "x" + std::to_string(i) + " = x" + std::to_string(i - 1) + " + 1;\n";
+  CHECK(error_of(chain + "x10000;") ==
+        "t.rasp:9997:1: error: the program has more than 10000 operations here (raspc's limit on the size of a program)");
+}
+
+TEST_CASE("errors: a large dictionary comprehension is built and read by hash") {
+  auto file = std::make_shared<SourceFile>();
+  file->name = "t.rasp";
+  file->text = "d = {i: 2 * i for i in range(200000)};\nx = d[199999] + d[0];\nindices + x;";
+  Program program = evaluate_program(file);
+  Interpreter interpreter(program, Mode::Bidirectional);
+  CHECK(interpreter.run(parse_input("ab")) == std::vector<Value>{Value::of_int(399998), Value::of_int(399999)});
 }

@@ -73,3 +73,29 @@ TEST_CASE("lex: errors point at the offending character") {
   CHECK(lex_error("x = 99999999999999999999;") ==
         "t.rasp:1:5: error: this number does not fit in 64 bits\n  x = 99999999999999999999;\n      ^~~~~~~~~~~~~~~~~~~~\n");
 }
+
+TEST_CASE("lex: text that is not UTF-8 is refused where it is, and a non-ASCII character is shown whole") {
+  CHECK(lex_error("a = \"x\xff\";") ==
+        "t.rasp:1:7: error: the byte \\xff is not UTF-8 text; raspc reads programs and symbols as UTF-8\n"
+        "  a = \"x\\xff\";\n"
+        "        ^~~~\n");
+  CHECK(lex_error("a = \"\xc3\";") ==  // a lead byte cut short
+        "t.rasp:1:6: error: the byte \\xc3 is not UTF-8 text; raspc reads programs and symbols as UTF-8\n"
+        "  a = \"\\xc3\";\n"
+        "       ^~~~\n");
+  // Columns count code points: é is the 5th character of its line, and the caret sits under it.
+  CHECK(lex_error("a = \xc3\xa9;") ==
+        "t.rasp:1:5: error: unexpected character `\xc3\xa9` (names and operators are ASCII; other text belongs in a "
+        "\"string\")\n  a = \xc3\xa9;\n      ^\n");
+  CHECK(lex_error("s = \"\xc3\xa9\xc3\xa9\" @;") ==
+        "t.rasp:1:10: error: unexpected character `@`\n  s = \"\xc3\xa9\xc3\xa9\" @;\n           ^\n");
+  CHECK(kinds("s = \"\xe2\x82\xac\";") ==
+        std::vector<TokenKind>{TokenKind::Identifier, TokenKind::Assign, TokenKind::String, TokenKind::Semicolon,
+                               TokenKind::End});
+}
+
+TEST_CASE("lex: a NUL or another control byte in a line is shown escaped, with the caret in place") {
+  CHECK(lex_error(std::string("a = b\0c;", 8)) ==
+        "t.rasp:1:6: error: unexpected character `\\x00`\n  a = b\\x00c;\n       ^~~~\n");
+  CHECK(lex_error("a = \x01;") == "t.rasp:1:5: error: unexpected character `\\x01`\n  a = \\x01;\n      ^~~~\n");
+}

@@ -4,7 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
+#include <new>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "runtime/safetensors.hpp"
 #include "support/diagnostics.hpp"
@@ -59,10 +64,13 @@ TEST_CASE("a model survives the file round trip bit for bit") {
   model.input_ids = {1, 2, 3};
   model.metadata = {{"mode", "bidirectional"}, {"output", {{"encoding", "categorical"}}}, {"program", "hist = 1;"}};
 
-  std::string path = std::string("runtime_test_roundtrip.safetensors");
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("raspc_roundtrip_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "roundtrip.safetensors").string();
   save_model(model, path);
   Model loaded = load_model(path);
-  std::remove(path.c_str());
+  std::filesystem::remove_all(dir);
 
   CHECK(loaded.config.n_layer == 2);
   CHECK(loaded.config.n_head == 2);
@@ -120,6 +128,14 @@ TEST_CASE("a header length past the end of the file is rejected") {
   CHECK(error_of(bytes) ==
         "m.safetensors: error: the header length field says 1099511628640 bytes, past the end of the file (1000 "
         "bytes); the file is truncated or not a safetensors file\n");
+}
+
+TEST_CASE("a header length near 2^64 is past the end, not wrapped around to a short header") {
+  std::string bytes = serialize_model(tiny_model());
+  for (int i = 0; i < 8; ++i) bytes[i] = char(0xff);
+  bytes[0] = char(0xfc);  // 2^64 - 4: 8 + it wraps to 4
+  CHECK(error_of(bytes) == "m.safetensors: error: the header length field says 18446744073709551612 bytes, past the "
+                           "end of the file (1000 bytes); the file is truncated or not a safetensors file\n");
 }
 
 TEST_CASE("malformed JSON in the header is shown with a caret") {
@@ -213,4 +229,126 @@ TEST_CASE("metadata that is not raspc's is rejected") {
           f.header["__metadata__"]["raspc.config"] = config.dump();
         }) == "m.safetensors: error: the config needs 96000000032 bytes of weights but the file holds only 128 after "
               "its header; the file is truncated\n");
+}
+
+namespace {
+
+// The error after replacing `from` (its first occurrence) in the tiny model's header text with `to`:
+// for what a json value cannot hold (1e999999, a key twice).
+std::string error_after_text_edit(const std::string& from, const std::string& to) {
+  SplitFile file = split(serialize_model(tiny_model()));
+  std::string bytes = safetensors_bytes(file.header, file.data);
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(bytes[i])) << (8 * i);
+  std::string text = bytes.substr(8, n);
+  size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), to);
+  std::string edited(8, '\0');
+  for (int i = 0; i < 8; ++i) edited[i] = char((text.size() >> (8 * i)) & 0xff);
+  return error_of(edited + text + file.data);
+}
+
+// The error after setting metadata["output"] of the tiny model to `output`.
+std::string error_with_output(const json& output) {
+  return first_line(error_after([&](SplitFile& f) {
+    f.header["__metadata__"]["raspc.metadata"] = json{{"output", output}}.dump();
+  }));
+}
+
+}  // namespace
+
+TEST_CASE("a number out of range in the header or its metadata is a located error, not an abort") {
+  CHECK(first_line(error_after_text_edit("\"shape\":[2,2]", "\"shape\":[1e999999,2]")) ==
+        "m.safetensors:header:6:87: error: the JSON header is malformed: the number 1e999999 is out of range");
+  CHECK(first_line(error_after([](SplitFile& f) { f.header["__metadata__"]["raspc.bos_id"] = "1e400"; })) ==
+        "m.safetensors:header:2:31: error: the __metadata__ entry \"raspc.bos_id\" is not valid JSON text: the "
+        "number 1e400 is out of range");
+}
+
+TEST_CASE("ids beyond int are refused, never wrapped into a valid one") {
+  // 2^64 - 1 read as int64 is -1, "no BOS"; 2^32 read as int is 0.
+  CHECK(first_line(error_after([](SplitFile& f) {
+          f.header["__metadata__"]["raspc.bos_id"] = "18446744073709551615";
+        })) == "m.safetensors:header:2:31: error: raspc.bos_id must be -1 or a token id below vocab_size");
+  CHECK(first_line(error_after([](SplitFile& f) { f.header["__metadata__"]["raspc.input_ids"] = "[4294967296]"; })) ==
+        "m.safetensors:header:2:220: error: raspc.input_ids must list non-BOS token ids below vocab_size");
+  CHECK(error_with_output({{"encoding", "categorical"}, {"token_ids", {4294967296}}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: output.token_ids lists 4294967296, which is not a token "
+        "id below vocab_size 2");
+  CHECK(error_with_output({{"encoding", "numerical"}, {"dim", 4294967296}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: output.dim must be an integer residual dimension from 0 "
+        "to 1, not 4294967296");
+  CHECK(first_line(error_after([](SplitFile& f) {
+          json config = json::parse(f.header["__metadata__"]["raspc.config"].get<std::string>());
+          config["n_head"] = 18446744073709551615ull;
+          f.header["__metadata__"]["raspc.config"] = config.dump();
+        })) == "m.safetensors: error: the model config's \"n_head\" is 18446744073709551615, outside [1, 1e9]");
+}
+
+TEST_CASE("output metadata of the wrong type or empty is refused, naming the field and the type wanted") {
+  CHECK(error_with_output({{"encoding", 3}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: output.encoding must be the string \"categorical\" or "
+        "\"numerical\", not 3");
+  CHECK(error_with_output({{"encoding", "numerical"}, {"dim", "1"}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: output.dim must be an integer residual dimension from 0 "
+        "to 1, not \"1\"");
+  CHECK(error_with_output({{"encoding", "numerical"}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: output.dim must be an integer residual dimension from 0 "
+        "to 1, not missing");
+  CHECK(error_with_output({{"encoding", "categorical"}, {"token_ids", json::array()}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: output.token_ids must be a non-empty list of token ids, "
+        "not []");
+  CHECK(error_with_output({{"encoding", "numerical"}, {"dim", 0}, {"values", {"x"}}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: the model's output metadata lists value \"x\", which is "
+        "not a number");
+  CHECK(error_with_output("categorical") ==
+        "m.safetensors:header:2:243: error: raspc.metadata: \"output\" must be an object, not \"categorical\"");
+  CHECK(error_with_output({{"encoding", "numerical"}, {"dim", 1}}).empty());
+}
+
+TEST_CASE("a key twice in the header or in its metadata is refused, at the second one") {
+  CHECK(first_line(error_after_text_edit("\"transformer.wpe.weight\":", "\"transformer.wte.weight\":")) ==
+        "m.safetensors:header:8:1: error: the JSON header is malformed: the key \"transformer.wte.weight\" appears "
+        "twice in one object");
+  CHECK(first_line(error_after([](SplitFile& f) {
+          f.header["__metadata__"]["raspc.config"] = "{\"n_layer\":1,\"n_layer\":2}";
+        })) == "m.safetensors:header:2:51: error: the __metadata__ entry \"raspc.config\" is not valid JSON text: "
+               "the key \"n_layer\" appears twice in one object");
+  CHECK(first_line(error_after([](SplitFile& f) { f.header["__metadata__"]["raspc.vocab"] = "[\"a\",\"a\"]"; })) ==
+        "m.safetensors:header:2:307: error: raspc.vocab lists the token \"a\" twice, so an input could not say which "
+        "one it means");
+}
+
+TEST_CASE("a model file is checked by its size and header before its data is read") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("raspc_safetensors_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "sparse.safetensors").string();
+  save_model(tiny_model(), path);
+  const uint64_t size = std::filesystem::file_size(path);
+  // 6 GB, sparse: reading it whole would need 6 GB of memory; checking its size needs none. The
+  // address space is capped below that, so a reader that reads the file whole fails here.
+  std::filesystem::resize_file(path, 6ull << 30);
+#if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer reserves terabytes of address space itself
+  struct rlimit old_limit;
+  REQUIRE(::getrlimit(RLIMIT_AS, &old_limit) == 0);
+  struct rlimit capped = old_limit;
+  capped.rlim_cur = 4ull << 30;
+  REQUIRE(::setrlimit(RLIMIT_AS, &capped) == 0);
+#endif
+  std::string error;
+  try {
+    load_model(path);
+  } catch (const UserError& e) {
+    error = e.what();
+  } catch (const std::bad_alloc&) {
+    error = "bad_alloc";
+  }
+#if !defined(__SANITIZE_ADDRESS__)
+  ::setrlimit(RLIMIT_AS, &old_limit);
+#endif
+  CHECK(error == path + ": error: the file has " + std::to_string((6ull << 30) - size) +
+                     " bytes after the last tensor; the data section must hold exactly the tensors\n");
+  std::filesystem::remove_all(dir);
 }

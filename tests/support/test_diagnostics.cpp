@@ -1,5 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "support/diagnostics.hpp"
 
 using namespace raspc;
@@ -52,4 +57,43 @@ TEST_CASE("errors without a location, and errors about a whole file") {
   }
   CHECK_THROWS_WITH(read_source_file("/nonexistent/x.rasp"),
                     "/nonexistent/x.rasp: error: cannot open the file (does it exist, and is it readable?)\n");
+}
+
+TEST_CASE("format_error clips a long line to about 120 columns around the caret") {
+  std::string line = std::string(50000, 'a') + "@" + std::string(50000, 'b');
+  auto f = file_of("long.rasp", line + "\n");
+  std::string error = format_error(Span{f, 50000, 50001}, "unexpected character `@`");
+  CHECK(error == "long.rasp:1:50001: error: unexpected character `@`\n"
+                 "  ..." + std::string(40, 'a') + "@" + std::string(79, 'b') + "...\n"
+                 "     " + std::string(40, ' ') + "^\n");
+  // Near the start nothing is cut before the caret; the underline stops at the cut.
+  error = format_error(Span{f, 2, 50000}, "m");
+  CHECK(error == "long.rasp:1:3: error: m\n  " + std::string(120, 'a') + "...\n    ^" + std::string(117, '~') + "\n");
+  // A short line is quoted whole.
+  auto g = file_of("s", std::string(120, 'x'));
+  CHECK(format_error(Span{g, 119, 120}, "m") == "s:1:120: error: m\n  " + std::string(120, 'x') + "\n  " +
+                                                    std::string(119, ' ') + "^\n");
+}
+
+TEST_CASE("format_error shows CRLF lines without their CR, and escapes control bytes in the message") {
+  auto f = file_of("crlf.rasp", "x = 1;\r\ny = @;\r\n");
+  CHECK(format_error(Span{f, 12, 13}, "m") == "crlf.rasp:2:5: error: m\n  y = @;\n      ^\n");
+  CHECK(format_error(Span{f, 0, 1}, std::string("token \"a\0b\"", 11)) ==
+        "crlf.rasp:1:1: error: token \"a\\x00b\"\n  x = 1;\n  ^\n");
+}
+
+TEST_CASE("read_source_file drops a byte order mark and reads a lone CR as a line end") {
+  const std::string dir = "/tmp/raspc_diagnostics_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/bom.rasp", std::ios::binary) << "\xef\xbb\xbfx = 1;\r\n";
+  CHECK(read_source_file(dir + "/bom.rasp")->text == "x = 1;\r\n");
+  std::ofstream(dir + "/cr.rasp", std::ios::binary) << "# comment\rx = 1;\rx;\r";
+  CHECK(read_source_file(dir + "/cr.rasp")->text == "# comment\nx = 1;\nx;\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("naming_errors names the origin of an error that names none, and leaves located ones alone") {
+  CHECK_THROWS_WITH(naming_errors("--device", [] { fail_at(Span{}, "no GPU"); }), "--device: error: no GPU\n");
+  CHECK_THROWS_WITH(naming_errors("--device", [] { fail_file("m.safetensors", "bad"); }), "m.safetensors: error: bad\n");
+  CHECK(naming_errors("x", [] { return 3; }) == 3);
 }

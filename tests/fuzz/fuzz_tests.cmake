@@ -1,0 +1,34 @@
+# The fuzz targets of fuzz/ (language, model reader, compiler).
+#
+# Default suite: each target, built with the project's compiler and fuzz/replay_main.cpp instead
+# of libFuzzer, runs once on every file of its seed corpus fuzz/corpus/TARGET, so an input that
+# once crashed (or a sanitizer build's report on one) fails CI.
+#
+# Label `fuzz` (opt-in, needs clang++-14 and libclang-rt-14-dev): builds the targets with
+# libFuzzer, ASan and UBSan (fuzz/CMakeLists.txt, in build/fuzz) and fuzzes each for
+# RASPC_FUZZ_SECONDS (default 60) from its corpus, with fuzz/rasp.dict; new inputs go to
+# build/fuzz/corpus/TARGET, crashes to build/fuzz/crashes/TARGET.
+set(RASPC_FUZZ_TARGETS language model_reader compiler)
+foreach(target ${RASPC_FUZZ_TARGETS})
+  add_executable(replay_${target} ${CMAKE_SOURCE_DIR}/fuzz/fuzz_${target}.cpp ${CMAKE_SOURCE_DIR}/fuzz/replay_main.cpp)
+  target_link_libraries(replay_${target} PRIVATE raspc_compiler)
+  add_test(NAME "fuzz: replay the ${target} corpus" COMMAND replay_${target} ${CMAKE_SOURCE_DIR}/fuzz/corpus/${target})
+  set_tests_properties("fuzz: replay the ${target} corpus" PROPERTIES LABELS corpus)
+endforeach()
+
+find_program(RASPC_FUZZ_CLANG clang++-14)
+set(RASPC_FUZZ_SECONDS 60 CACHE STRING "Seconds the `fuzz` label fuzzes each target")
+set(fuzz_build ${CMAKE_BINARY_DIR}/fuzz)
+if(RASPC_FUZZ_CLANG)
+  add_test(NAME "fuzz: build the libFuzzer targets"
+           COMMAND sh -c "'${CMAKE_COMMAND}' -S '${CMAKE_SOURCE_DIR}/fuzz' -B '${fuzz_build}' -DCMAKE_CXX_COMPILER='${RASPC_FUZZ_CLANG}' >/dev/null && '${CMAKE_COMMAND}' --build '${fuzz_build}' -j2")
+  set_tests_properties("fuzz: build the libFuzzer targets" PROPERTIES LABELS fuzz FIXTURES_SETUP raspc_fuzzers TIMEOUT 3600)
+  foreach(target ${RASPC_FUZZ_TARGETS})
+    set(corpus ${fuzz_build}/corpus/${target})
+    set(crashes ${fuzz_build}/crashes/${target})
+    add_test(NAME "fuzz: ${target} for ${RASPC_FUZZ_SECONDS} s"
+             COMMAND sh -c "mkdir -p '${corpus}' '${crashes}' && '${fuzz_build}/fuzz_${target}' '${corpus}' '${CMAKE_SOURCE_DIR}/fuzz/corpus/${target}' -dict='${CMAKE_SOURCE_DIR}/fuzz/rasp.dict' -max_total_time=${RASPC_FUZZ_SECONDS} -timeout=30 -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 -artifact_prefix='${crashes}/'")
+    set_tests_properties("fuzz: ${target} for ${RASPC_FUZZ_SECONDS} s" PROPERTIES
+                         LABELS fuzz FIXTURES_REQUIRED raspc_fuzzers TIMEOUT 3600 RUN_SERIAL TRUE)
+  endforeach()
+endif()
