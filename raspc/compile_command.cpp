@@ -133,6 +133,9 @@ void add_compile_command(CLI::App& app) {
         std::filesystem::path p(args->out_path);
         export_path = p.replace_extension(export_format_name(*export_format)).string();
       }
+      const std::string flag = args->export_path.empty() ? "--export" : "--export-to";
+      if (export_path == args->out_path) fail_file(flag, "would write to -o's path; give the export a path of its own");
+      check_export_path(*export_format, export_path, flag, {args->file});
     } else if (!export_path.empty()) {
       fail_file("--export-to", "needs --export FORMAT");
     }

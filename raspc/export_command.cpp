@@ -19,6 +19,7 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("-o", options->out_path, "Where to write it: a folder (hf, tlens, llmc) or a file (gguf)")->required();
   cmd->callback([options] {
     ExportFormat format = parse_export_format(options->format);
+    check_export_path(format, options->out_path, "-o", {options->model_path});
     Model model = load_model(options->model_path);
     export_model(model, format, options->out_path);
     std::cout << "wrote " << options->out_path << " (" << export_format_name(format) << ")\n";

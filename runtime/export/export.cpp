@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "runtime/safetensors.hpp"
+#include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -143,14 +144,29 @@ std::vector<float> transposed(const float* data, size_t rows, size_t cols) {
   return out;
 }
 
-void prepare_export_folder(const std::string& path) {
+namespace {
+
+// An existing path that a folder export cannot write into.
+void refuse_non_folder(const std::string& path) {
   std::error_code error;
   fs::file_status status = fs::symlink_status(path, error);
-  if (fs::exists(status)) {
-    if (fs::is_directory(status)) return;
+  if (fs::exists(status) && !fs::is_directory(status))
     fail_file(path, std::string("exists and is ") + (fs::is_regular_file(status) ? "a file" : "not a folder") +
                         "; this format is written as a folder, so -o must name a folder (new or existing)");
-  }
+}
+
+}  // namespace
+
+void check_export_path(ExportFormat format, const std::string& path, const std::string& flag,
+                       const std::vector<std::string>& inputs) {
+  if (format == ExportFormat::Gguf) check_output_path(path, flag, inputs);
+  else if (path.empty()) fail_file(flag, "is empty; name the export's folder");
+  else refuse_non_folder(path);
+}
+
+void prepare_export_folder(const std::string& path) {
+  refuse_non_folder(path);
+  std::error_code error;
   fs::create_directories(path, error);
   if (error) fail_file(path, "cannot create the folder: " + error.message());
 }

@@ -17,6 +17,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,12 @@ const char* export_format_name(ExportFormat format);
 
 // Why `format`'s runtime cannot run `model` exactly, or nothing when it can.
 std::optional<std::string> export_refusal(const Model& model, ExportFormat format);
+
+// Refuses, before any work, an export path that would destroy something: for gguf (a file) what
+// check_output_path refuses (one of `inputs`, a folder, a link, a device...), for the folder
+// formats an existing path that is not a folder. `flag` names the option in the message.
+void check_export_path(ExportFormat format, const std::string& path, const std::string& flag,
+                       const std::vector<std::string>& inputs);
 
 // Writes `model` in `format` at `path` (a folder for hf, tlens and llmc, a file for gguf). A
 // refusal, or a path that cannot take the export, is a UserError naming the path.

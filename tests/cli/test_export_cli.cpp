@@ -125,3 +125,26 @@ TEST_CASE("raspc run --json reads a numerical output's raw values") {
   // Within the tolerance the verification accepts (kNumericalOutputTolerance).
   for (size_t i = 0; i < 4; ++i) CHECK(j["readings"][i].get<double>() == Approx(exact[i]).margin(1e-3));
 }
+
+TEST_CASE("raspc export and compile --export never write over their input") {
+  REQUIRE(raspc_cli("compile " + kPrograms + "hist.rasp --max-len 4 -o m.safetensors").code == 0);
+  const std::string before = slurp(scratch_folder() / "m.safetensors");
+  CommandResult r = raspc_cli("export m.safetensors --format gguf -o m.safetensors");
+  CHECK(r.code == 1);
+  CHECK(r.err == "m.safetensors: error: the output is the input file m.safetensors; writing it would destroy the input\n");
+  // A folder format onto the model file.
+  r = raspc_cli("export m.safetensors --format tlens -o m.safetensors");
+  CHECK(r.code == 1);
+  CHECK(r.err == "m.safetensors: error: exists and is a file; this format is written as a folder, so -o must name "
+                 "a folder (new or existing)\n");
+  CHECK(slurp(scratch_folder() / "m.safetensors") == before);
+
+  r = raspc_cli("compile " + kPrograms + "hist.rasp --max-len 4 -o x.gguf --export gguf");
+  CHECK(r.code == 1);
+  CHECK(r.err == "--export: error: would write to -o's path; give the export a path of its own\n");
+  r = raspc_cli("compile " + kPrograms + "hist.rasp --max-len 4 --export gguf --export-to " + kPrograms + "hist.rasp");
+  CHECK(r.code == 1);
+  CHECK(r.err == kPrograms + "hist.rasp: error: the output is the input file " + kPrograms +
+                 "hist.rasp; writing it would destroy the input\n");
+  CHECK(!fs::exists(scratch_folder() / "x.gguf"));
+}
