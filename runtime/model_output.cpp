@@ -13,11 +13,6 @@
 
 namespace raspc {
 
-namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// The ids a user may give: input_ids, or every non-BOS token when the model lists none.
 std::vector<int> input_vocabulary(const Model& model) {
   if (!model.input_ids.empty()) return model.input_ids;
   std::vector<int> ids;
@@ -25,6 +20,10 @@ std::vector<int> input_vocabulary(const Model& model) {
     if (v != model.bos_id) ids.push_back(v);
   return ids;
 }
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // The same test the verification applies (compiler/verify.cpp): what it proves is what this reads.
 bool within_tolerance(double got, double exact) {

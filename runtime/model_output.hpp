@@ -39,6 +39,9 @@ std::string output_metadata_problem(const nlohmann::json& metadata, const ModelC
 // Whether the model's output is a number read off the residual stream, not a token.
 bool has_numerical_output(const Model& model);
 
+// The ids a user may give: input_ids, or every non-BOS token when the model lists none.
+std::vector<int> input_vocabulary(const Model& model);
+
 // The token ids of a sequence the user wrote: "hello" (or hello) is one token per character,
 // "[3,1,2,4]" or "[a, b]" a list of tokens (quotes around an item are dropped). Every token must be
 // in the model's input vocabulary and the sequence must fit beside BOS in n_positions; errors

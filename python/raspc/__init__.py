@@ -269,7 +269,7 @@ class Model:
             self.export(path, "hf")
             model = transformers.GPT2LMHeadModel.from_pretrained(path)
         model.eval()
-        model.raspc = self._export_metadata()
+        model.raspc = model.config.raspc  # the export's own metadata (config.json's "raspc")
         return model
 
     def to_transformer_lens(self, folder=None):
@@ -285,11 +285,6 @@ class Model:
             loader = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(loader)
             return loader.load(path)
-
-    def _export_metadata(self):
-        return {"vocab": self.vocab, "bos_id": self._native.bos_id, "input_ids": self._native.input_ids,
-                "output": self.metadata.get("output"), "mode": self.metadata.get("mode"),
-                "residual_labels": self.residual_labels}
 
     def describe(self):
         """What ``raspc inspect`` prints first: config, sizes, vocabulary, labels, metadata."""

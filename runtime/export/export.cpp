@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "runtime/model_output.hpp"
 #include "runtime/safetensors.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
@@ -82,13 +83,9 @@ void export_model(const Model& model, ExportFormat format, const std::string& pa
 }
 
 json export_metadata(const Model& model) {
-  std::vector<int> input_ids = model.input_ids;
-  if (input_ids.empty())
-    for (int id = 0; id < model.config.vocab_size; ++id)
-      if (id != model.bos_id) input_ids.push_back(id);
   json meta = {{"vocab", model.vocab},
                {"bos_id", model.bos_id},
-               {"input_ids", input_ids},
+               {"input_ids", input_vocabulary(model)},
                {"residual_labels", model.residual_labels},
                {"config", config_to_json(model.config)}};
   meta["mode"] = model.metadata.value("mode", model.config.causal ? "causal" : "bidirectional");

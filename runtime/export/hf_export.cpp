@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime/export/export.hpp"
+#include "runtime/model_output.hpp"
 #include "runtime/safetensors.hpp"
 #include "support/atomic_file.hpp"
 
@@ -55,7 +56,7 @@ json hf_config(const Model& model) {
 
 // Whether every input token is one character, so "aab" can be split into characters.
 bool single_character_inputs(const Model& model) {
-  for (int id : export_metadata(model)["input_ids"]) {
+  for (int id : input_vocabulary(model)) {
     const std::string& t = model.vocab[size_t(id)];
     size_t length = 0;
     for (unsigned char ch : t) length += (ch & 0xC0) != 0x80;  // UTF-8 code points
@@ -113,7 +114,7 @@ std::string model_card(const Model& model) {
   const bool numerical = meta["output"].value("encoding", "") == "numerical";
   const bool char_inputs = single_character_inputs(model);
   std::string example;
-  for (int id : meta["input_ids"]) {
+  for (int id : input_vocabulary(model)) {
     if (example.size() > 6) break;
     if (!example.empty() && !char_inputs) example += " ";
     example += model.vocab[size_t(id)];

@@ -105,10 +105,9 @@ void write_tlens_export(const Model& model, const std::string& folder) {
   }
   out.add("unembed.W_U", {C, V}, transposed(model.w.wte, V, C));
   out.add("unembed.b_U", {V}, std::vector<float>(V, 0.0f));
-  out.header["__metadata__"] = json{{"format", "pt"}, {"raspc", export_metadata(model).dump()}};
-
-  json config = tlens_config(model);
-  json file = {{"config", config}, {"raspc", export_metadata(model)}};
+  const json meta = export_metadata(model);
+  out.header["__metadata__"] = json{{"format", "pt"}, {"raspc", meta.dump()}};
+  json file = {{"config", tlens_config(model)}, {"raspc", meta}};
   prepare_export_folder(folder);
   write_file_atomically(join_path(folder, "model.safetensors"), safetensors_bytes(out.header, out.data));
   write_file_atomically(join_path(folder, "tlens_config.json"), file.dump(2) + "\n");
