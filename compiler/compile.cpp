@@ -125,6 +125,7 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
                           {"vocab", result.model.vocab}, {"residual_labels", result.model.residual_labels}};
     deliver(cfg.dump(2) + "\n");
   }
+  if (options.on_assembled) options.on_assembled(report);
 
   if (options.verify) verify(program, inference, placed, allocation, result.model, options, report);
   if (wants("verify")) deliver(report_json(report).dump(2) + "\n");

@@ -14,6 +14,8 @@
 
 namespace raspc {
 
+struct CompileReport;
+
 struct CompileOptions {
   std::vector<Value> vocab;  // input symbols
   int max_len = 16;          // longest input (BOS not counted)
@@ -34,6 +36,14 @@ struct CompileOptions {
   bool explain = false;      // fill CompileResult::explanation
   // Called with the explanation as soon as the schedule exists (before lowering may refuse).
   std::function<void(const std::string&)> on_explanation;
+  // Called once the model is assembled, before verification starts: the report holds the model's
+  // shape and parameters (verification fields still zero), so a command can print the summary
+  // while the user waits.
+  std::function<void(const CompileReport&)> on_assembled;
+  // Called during verification after each round of checked batches, and once at the end:
+  // inputs done so far (checked or undefined) and the total that will be done; the last call has
+  // done == total.
+  std::function<void(long done, long total)> on_verify_progress;
 };
 
 struct CompileReport {

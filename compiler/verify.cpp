@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -205,7 +206,7 @@ class Pool {
  public:
   Pool(const Program& p, const Inference& i, const Schedule& s, const Allocation& a, const Model& m,
        const CompileOptions& o, CompileReport& r)
-      : report_(r) {
+      : report_(r), on_progress_(o.on_verify_progress) {
     checkers_.push_back(std::make_unique<Checker>(p, i, s, a, m, o));
     // One CUDA device runs one batch at a time; the CPU forward is single-threaded (Eigen without
     // OpenMP), so a thread per core each running whole batches uses them all: 1.8 times as fast
@@ -213,6 +214,7 @@ class Pool {
     threads_ = o.device == Device::Cpu ? std::max(1u, std::thread::hardware_concurrency()) : 1;
   }
   bool numerical() const { return checkers_[0]->numerical; }
+  void set_total(long total) { total_ = total; }
 
   // Queues one batch (inputs of one length); checks the queue once it holds a round's worth.
   void add(std::vector<std::vector<int>> batch) {
@@ -256,11 +258,15 @@ class Pool {
       if (r.first_undefined.empty()) r.first_undefined = t.first_undefined;
     }
     if (min_margin_ < INFINITY) report_.min_logit_margin = min_margin_;
+    for (const auto& batch : queue_) done_ += long(batch.size());
     queue_.clear();
+    if (on_progress_) on_progress_(done_, total_);
   }
 
  private:
   CompileReport& report_;
+  std::function<void(long, long)> on_progress_;
+  long done_ = 0, total_ = 0;
   unsigned threads_ = 1;
   std::vector<std::unique_ptr<Checker>> checkers_;
   std::vector<std::vector<std::vector<int>>> queue_;
@@ -290,6 +296,12 @@ void verify(const Program& program, const Inference& inference, const Schedule& 
     total += std::pow(double(V), n);
     if (total > double(options.exhaustive_limit)) break;
     exhaustive_len = n;
+  }
+  {
+    double to_check = 0;
+    for (int n = 1; n <= exhaustive_len; ++n) to_check += std::pow(double(V), n);
+    if (options.samples > 0) to_check += double(options.samples) * (L - exhaustive_len);
+    pool.set_total(long(to_check));
   }
   for (int n = 1; n <= exhaustive_len; ++n) {
     const size_t batch_size = std::max<size_t>(1, kBatchTokens / size_t(n + 1));

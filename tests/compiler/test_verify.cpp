@@ -73,3 +73,24 @@ TEST_CASE("verify: undefined inputs are drawn but not counted as checked") {
   CHECK(r.report.checked_by_length[5] == 0);
   CHECK(r.report.checked_by_length[6] == 0);
 }
+
+TEST_CASE("verify: progress rises to the total it announced; the summary comes before it") {
+  ProgramFile f = load_program("hist");
+  CompileOptions o = small_options(10, 7);
+  std::vector<std::pair<long, long>> calls;
+  int parameters_seen = -1;
+  o.on_assembled = [&](const CompileReport& r) {
+    CHECK(calls.empty());
+    CHECK(r.inputs_checked == 0);
+    parameters_seen = int(r.parameters);
+  };
+  o.on_verify_progress = [&](long done, long total) { calls.emplace_back(done, total); };
+  CompileResult r = compile_program(f.program, o);
+  CHECK(parameters_seen == int(r.report.parameters));
+  REQUIRE_FALSE(calls.empty());
+  for (size_t k = 1; k < calls.size(); ++k) {
+    CHECK(calls[k].first > calls[k - 1].first);
+    CHECK(calls[k].second == calls[0].second);
+  }
+  CHECK(calls.back() == std::pair<long, long>{30 + 6 * 7, 30 + 6 * 7});
+}
