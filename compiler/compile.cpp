@@ -112,6 +112,7 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   result.model = assemble(program, inference, allocation, lowered, options);
   CompileReport& report = result.report;
   const ModelConfig& config = result.model.config;
+  report.config = config;
   report.layers = config.n_layer;
   report.heads = config.n_head;
   report.n_embd = config.n_embd;

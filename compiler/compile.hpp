@@ -47,6 +47,7 @@ struct CompileOptions {
 };
 
 struct CompileReport {
+  ModelConfig config;  // the assembled model's, whole (on_assembled has no model to read it from)
   int layers = 0, heads = 0, n_embd = 0, n_inner = 0;
   size_t parameters = 0;
   // Verification: inputs checked, mismatches, min logit margin (categorical outputs) or worst

@@ -298,10 +298,13 @@ class Inferrer {
   void infer_select(NodeId id) {
     const Node& node = program_.node(id);
     for (NodeId side : node.inputs) {
+      // The caret on the select that is refused, a note at the numerical s-op it was given.
       if (info(side).encoding == Encoding::Numerical)
-        fail_at(program_.node(side).span,
-                "a selector cannot compare a numerical s-op (attention compares one-hot values); make it "
-                "categorical with categorical(...) or compare a categorical s-op");
+        throw UserError(format_error(node.span.valid() ? node.span : program_.node(side).span,
+                                     "a selector cannot compare a numerical s-op (attention compares one-hot values); "
+                                     "make it categorical with categorical(...) or compare a categorical s-op") +
+                        (node.span.valid() ? format_note(program_.node(side).span, "this s-op is numerical: " + info(side).why)
+                                           : ""));
     }
     info(id).at_most_one = node.comparison == Comparison::Eq && unique_per_position(node.inputs[0]);
   }
@@ -460,8 +463,11 @@ class Inferrer {
           here[index] = 1;
         }
       }
-      if (index_of.empty())
-        fail_at(node.span, "this expression is undefined on every input (every combination of its inputs fails)");
+      if (index_of.empty()) {
+        const std::string why = last_fused_failure();
+        fail_at(node.span, "this expression is undefined on every input (every combination of its inputs fails" +
+                               (why.empty() ? std::string(")") : "; for example: " + why + ")"));
+      }
       for (const auto& [v, index] : index_of) out.values.push_back(v);  // sorted by ValueLess
       for (const std::vector<uint8_t>& here : occurs_at) {
         std::vector<Value>& at = out.by_position.emplace_back();

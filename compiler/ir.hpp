@@ -92,6 +92,9 @@ std::vector<NodeId> support_of(const Program& program, NodeId id, const std::vec
 // program is undefined (a missing key, a division by zero).
 bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>& support,
                     const std::vector<Value>& support_values, Value& out);
+// The sentence of the error that made this thread's last evaluate_fused fail ("cannot negate ..."),
+// or "" when the failure was no map's error.
+std::string last_fused_failure();
 
 // Whether a selector (a tree of select/and/or/not whose comparisons read at most `key_node` on
 // the key side and `query_node` on the query side, or maps of them, constants elsewhere) selects

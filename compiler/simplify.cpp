@@ -123,6 +123,12 @@ namespace {
 // The values known during one evaluation, by node: a slot counts when its stamp is the current
 // evaluation's. Lookup tables are enumerated through here by the million, so nothing is allocated
 // per evaluation once the slots exist.
+// The error of the last map that failed in evaluate_fused, for a refusal to name the operation.
+std::string& last_failure() {
+  thread_local std::string message;
+  return message;
+}
+
 struct FusedMemo {
   std::vector<Value> value;
   std::vector<uint64_t> stamp;
@@ -148,7 +154,8 @@ bool evaluate_into(const Program& program, NodeId id, FusedMemo& memo, Value& ou
     if (!evaluate_into(program, node.inputs[i], memo, args[i])) return false;
   try {
     out = apply_elementwise(node, args);
-  } catch (const UserError&) {
+  } catch (const UserError& e) {
+    last_failure() = e.what();
     return false;
   }
   memo.set(id, out);
@@ -156,6 +163,14 @@ bool evaluate_into(const Program& program, NodeId id, FusedMemo& memo, Value& ou
 }
 
 }  // namespace
+
+std::string last_fused_failure() {
+  // "file:1:2: error: cannot negate the string \"a\"\n  source\n  ^\n" -> the sentence alone.
+  const std::string& text = last_failure();
+  const size_t begin = text.find("error: ");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin + 7, text.find('\n', begin) - begin - 7);
+}
 
 bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>& support,
                     const std::vector<Value>& support_values, Value& out) {

@@ -152,6 +152,14 @@ std::vector<Value> parse_vocabulary(const std::string& text, const std::string& 
       while (i < text.size() && !std::isspace((unsigned char)text[i])) ++i;
       if (i > begin) symbols.push_back({Value::of_string(text.substr(begin, i - begin)), begin, i});
     }
+    // "1 2 3 4" is ints, as the same symbols on a program's `# vocab:` line are.
+    auto integer = [](const std::string& t) {
+      const size_t sign = t[0] == '-' ? 1 : 0;
+      return t.size() > sign && t.size() <= sign + 18 &&
+             std::all_of(t.begin() + long(sign), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (std::all_of(symbols.begin(), symbols.end(), [&](const Symbol& s) { return integer(s.value.string()); }))
+      for (Symbol& s : symbols) s.value = Value::of_int(std::stoll(s.value.string()));
   } else {
     symbols = code_points(file, 0, text.size());
   }

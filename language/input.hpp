@@ -19,8 +19,9 @@ std::vector<Value> parse_input(const std::string& text, const std::string& origi
 // trained ("BOS") models. A vocabulary naming one would verify a model other than the one meant.
 bool is_reserved_token(const std::string& token);
 
-// "ehlo", "a b c" or "[1,2,3]": the distinct symbols, in the order written (a symbol of "ehlo" is
-// a UTF-8 code point). Text that is not UTF-8, and a reserved token, are UserErrors.
+// "ehlo", "a b c", "1 2 3" (ints, as on a `# vocab:` line) or "[1,2,3]": the distinct symbols, in
+// the order written (a symbol of "ehlo" is a UTF-8 code point). Text that is not UTF-8, and a
+// reserved token, are UserErrors.
 std::vector<Value> parse_vocabulary(const std::string& text, const std::string& origin = "--vocab");
 
 }  // namespace raspc

@@ -50,6 +50,24 @@ class Parser {
     return advance();
   }
 
+  // A missing `;` is the statement's fault, not the next line's: when the token found starts a
+  // later line, the caret goes just after the statement's last token.
+  void expect_semicolon(const std::string& context) {
+    if (peek().kind == TokenKind::Semicolon) {
+      advance();
+      return;
+    }
+    const Token& found = peek();
+    if (pos_ > 0) {
+      const Span& last = tokens_[pos_ - 1].span;
+      const uint32_t line = line_column(*found.span.file, found.span.begin).line;
+      if (line_column(*last.file, last.end).line < line)
+        fail_at(Span{last.file, last.end, last.end + 1}, "expected `;` " + context + " but found " + describe(found) +
+                                                             (found.kind == TokenKind::End ? "" : " on line " + std::to_string(line)));
+    }
+    fail_at(found.span, "expected `;` " + context + " but found " + describe(found));
+  }
+
   std::unique_ptr<Expr> make(ExprKind kind, const Span& span) {
     auto e = std::make_unique<Expr>();
     e->kind = kind;
@@ -74,7 +92,7 @@ class Parser {
         s->name = name.text;
         s->name_span = name.span;
         s->span = first.span.to(name.span);
-        expect(TokenKind::Semicolon, "after the `load` statement");
+        expect_semicolon("after the `load` statement");
         return s;
       }
       case TokenKind::Return: {
@@ -84,7 +102,7 @@ class Parser {
         s->exprs.push_back(expression());
         while (accept(TokenKind::Comma)) s->exprs.push_back(expression());
         s->span = first.span.to(s->exprs.back()->span);
-        expect(TokenKind::Semicolon, "after the returned values");
+        expect_semicolon("after the returned values");
         return s;
       }
       default: break;
@@ -104,7 +122,7 @@ class Parser {
       s->exprs.push_back(expression());
       while (accept(TokenKind::Comma)) s->exprs.push_back(expression());
       s->span = left.front()->span.to(s->exprs.back()->span);
-      expect(TokenKind::Semicolon, "after the assignment");
+      expect_semicolon("after the assignment");
       return s;
     }
     if (left.size() > 1)
@@ -112,9 +130,7 @@ class Parser {
     s->kind = StmtKind::Expression;
     s->span = left.front()->span;
     s->exprs = std::move(left);
-    if (peek().kind != TokenKind::Semicolon)
-      fail_at(peek().span, "expected `;` after the expression but found " + describe(peek()));
-    advance();
+    expect_semicolon("after the expression");
     return s;
   }
 

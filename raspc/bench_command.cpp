@@ -83,7 +83,7 @@ void add_bench_command(CLI::App& app) {
     std::string max_lens = "5,8,16,32,64", device = "cpu", out_dir, results, programs_dir = RASPC_PROGRAMS_DIR;
     int samples = 11;
     size_t max_parameters = 20'000'000;
-    bool no_instructions = false, no_post = false;
+    bool no_instructions = false, no_post = false, json = false;
   };
   auto o = std::make_shared<Options>();
   cmd->add_option("targets", o->targets,
@@ -97,6 +97,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--no-post", o->no_post,
                 "Leave out the (aab)* post's setting (hand-set against compiled, 5 tokens), measured with aab.rasp");
   cmd->add_option("--programs-dir", o->programs_dir, "Where the default programs are")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the figures as JSON (cost.json's schema, docs/json.md) instead of Markdown");
   auto* out_dir_option = cmd->add_option("--out-dir", o->out_dir, "Also write cost.md, cost.json and plots/*.svg there");
   auto* results_option = cmd->add_option("--update-results", o->results, "Replace the generated cost section of this Markdown file (bench/RESULTS.md)");
   cmd->callback([o, out_dir_option, results_option] {
@@ -134,7 +135,8 @@ void add_bench_command(CLI::App& app) {
     }
     nlohmann::json machine = machine_description();
     std::string markdown = cost_markdown(rows, machine, options.max_parameters);
-    std::cout << markdown;
+    if (o->json) std::cout << cost_json(rows, machine).dump(2) << "\n";
+    else std::cout << markdown;
     if (write_out_dir) {
       fs::create_directories(o->out_dir);
       write_file_atomically(o->out_dir + "/cost.md", markdown);

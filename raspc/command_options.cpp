@@ -1,6 +1,12 @@
 #include "raspc/command_options.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
 #include "runtime/handset_aab.hpp"
+#include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -10,6 +16,30 @@ Device device_option(const std::string& name) {
   // The smallest model there is opens the device, so its errors come now, not after a compilation.
   if (device == Device::Cuda) naming_errors("--device", [] { make_backend(make_handset_aab(), Device::Cuda); });
   return device;
+}
+
+void check_writable_output(const std::string& path, const std::string& flag, const std::vector<std::string>& inputs) {
+  if (path == "-") fail_file(flag, "the output is a binary file; give a file name, not - (standard output)");
+  check_output_path(path, flag, inputs);
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  if (folder.empty()) folder = ".";
+  if (::access(folder.c_str(), W_OK) != 0)
+    fail_file(path, "cannot write here: the folder " + folder + " is not writable");
+}
+
+std::string format_file_error(const std::string& file, const std::string& message) {
+  return file + ": error: " + message + "\n";
+}
+
+bool warn_if_mostly_undefined(const std::string& program, long undefined, long total) {
+  if (total <= 0 || 2 * undefined <= total) return false;
+  std::cout.flush();
+  std::cerr << program << ": warning: THE PROGRAM IS UNDEFINED ON " << undefined << " OF THE " << total
+            << " INPUTS CHECKED (" << (100 * undefined / total)
+            << "%): the interpreter fails on them (the `undefined:` line names one, and the operation that fails), "
+               "so the model was verified on the other "
+            << (total - undefined) << " only\n";
+  return true;
 }
 
 }  // namespace raspc

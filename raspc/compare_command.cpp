@@ -1,6 +1,7 @@
 // raspc compare: the compiled model against models trained on the same task, in one table.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -50,6 +51,18 @@ void run_compare(const CompareCommandOptions& o, bool write_files) {
   settings.verify_samples = o.verify_samples;
 
   Task task(program.labeller(settings.mode), settings.task);
+  // Where the program is undefined there is nothing to learn or to score: a comparison on a
+  // program undefined on most inputs would be tables of "-", so it is refused before training.
+  long held_out = 0, undefined = 0;
+  for (const HeldOutSet& set : task.held_out())
+    for (const std::vector<int>& targets : set.targets) {
+      ++held_out;
+      undefined += std::all_of(targets.begin() + 1, targets.end(), [](int t) { return t == -1; });
+    }
+  if (held_out > 0 && 2 * undefined > held_out)
+    fail_file(o.program, "the program is undefined on " + std::to_string(undefined) + " of the " +
+                             std::to_string(held_out) + " held-out inputs (the interpreter fails there), so there is "
+                             "nothing to compare; `raspc eval` on such an input names the operation that fails");
   const bool terminal = isatty(STDERR_FILENO);
   std::string current;
   auto progress = [&](const std::string& arm, const TrainProgress& p) {

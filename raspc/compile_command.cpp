@@ -13,6 +13,7 @@
 #include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "raspc/compile_header.hpp"
+#include "raspc/verify_progress.hpp"
 #include "runtime/export/export.hpp"
 #include "runtime/flops.hpp"
 #include "runtime/safetensors.hpp"
@@ -30,9 +31,9 @@ std::string format_count(double n) {
   return out;
 }
 
-std::string describe_report(const CompileReport& r, const Model& model) {
+std::string describe_shape(const CompileReport& r) {
   std::ostringstream out;
-  const ModelConfig& c = model.config;
+  const ModelConfig& c = r.config;
   out << "model: " << c.n_layer << " layer" << (c.n_layer == 1 ? "" : "s") << ", " << c.n_head << " head"
       << (c.n_head == 1 ? "" : "s") << ", n_embd " << c.n_embd << ", MLP " << c.n_inner << ", vocabulary "
       << c.vocab_size << ", positions " << c.n_positions << " (BOS included), "
@@ -40,6 +41,11 @@ std::string describe_report(const CompileReport& r, const Model& model) {
       << ", " << (c.causal ? "causal" : "bidirectional") << "\n";
   out << "parameters: " << format_count(double(r.parameters)) << "; FLOPs per token: "
       << format_count(flops_per_token(c, c.n_positions)) << " (at " << c.n_positions << " positions)\n";
+  return out.str();
+}
+
+std::string describe_verification(const CompileReport& r) {
+  std::ostringstream out;
   if (r.inputs_checked + r.undefined_inputs > 0) {
     out << "verification: " << format_count(double(r.inputs_checked)) << " inputs (";
     if (r.exhaustive) out << "every input up to length " << r.verified_len;
@@ -63,6 +69,41 @@ std::string describe_report(const CompileReport& r, const Model& model) {
   return out.str();
 }
 
+std::string describe_report(const CompileReport& r) { return describe_shape(r) + describe_verification(r); }
+
+namespace {
+
+nlohmann::json optional_text(const std::string& text) { return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text); }
+
+}  // namespace
+
+nlohmann::json report_as_json(const CompileReport& r) {
+  const ModelConfig& c = r.config;
+  nlohmann::json j = {
+      {"model",
+       {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"n_inner", c.n_inner},
+        {"n_positions", c.n_positions}, {"vocab_size", c.vocab_size}, {"causal", c.causal},
+        {"layer_norm", c.layer_norm}, {"activation", c.activation == Activation::Gelu ? "gelu" : "relu"}}},
+      {"parameters", r.parameters},
+      {"flops_per_token", flops_per_token(c, c.n_positions)},
+      {"numerical_output", r.numerical_output},
+      {"verification", nullptr}};
+  if (r.inputs_checked + r.undefined_inputs > 0)
+    j["verification"] = {
+        {"inputs_checked", r.inputs_checked},
+        {"mismatches", r.mismatches},
+        {"undefined_inputs", r.undefined_inputs},
+        {"exhaustive", r.exhaustive},
+        {"verified_len", r.verified_len},
+        {"exhaustive_len", r.exhaustive_len},
+        {"samples_per_length", r.samples_per_length},
+        {"min_logit_margin", r.numerical_output ? nlohmann::json(nullptr) : nlohmann::json(r.min_logit_margin)},
+        {"worst_numerical_error", r.numerical_output ? nlohmann::json(r.worst_numerical_error) : nlohmann::json(nullptr)},
+        {"first_mismatch", optional_text(r.first_mismatch)},
+        {"first_undefined", optional_text(r.first_undefined)}};
+  return j;
+}
+
 void add_compile_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("compile", "Compile a RASP program into verified GPT-2 weights");
   struct Args {
@@ -70,38 +111,42 @@ void add_compile_command(CLI::App& app) {
         export_path;
     int max_len = 16, verify_len = 0;
     long samples = 10000;
-    bool causal = false, no_layernorm = false, no_verify = false, force = false, explain = false;
+    bool causal = false, no_layernorm = false, no_verify = false, force = false, explain = false, json = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("file", args->file, "The .rasp program")->required();
+  cmd->add_option("file", args->file, "The .rasp program (- for standard input)")->required();
   auto* vocab_option = cmd->add_option("--vocab", args->vocab, "Input symbols: ehlo, \"a b c\" or [1,2,3] (default: the # vocab: line)");
-  cmd->add_option("--max-len", args->max_len, "Longest input (BOS not counted)");
+  cmd->add_option("--max-len", args->max_len, "Longest input (BOS not counted)")->capture_default_str();
   cmd->add_flag("--causal", args->causal, "A selector sees only keys at or before the query (GPT-2 semantics)");
   cmd->add_option("--output", args->output_name, "The s-op to output (default: the last expression)");
-  auto* out_option = cmd->add_option("-o", args->out_path, "Write the model here (safetensors)");
+  auto* out_option = cmd->add_option("-o", args->out_path, "Write the model here (safetensors; default: nothing is written)");
   cmd->add_flag("--no-layernorm", args->no_layernorm, "Emit a model without LayerNorm (Tracr-style)");
-  cmd->add_option("--activation", args->activation, "gelu or relu");
-  cmd->add_option("--verify-len", args->verify_len, "Verify inputs up to this length (default: --max-len)");
+  cmd->add_option("--activation", args->activation, "gelu or relu")->capture_default_str();
+  cmd->add_option("--verify-len", args->verify_len, "Verify inputs up to this length (0: --max-len)")->capture_default_str();
   cmd->add_option("--samples", args->samples,
                   "Random inputs checked at each length beyond the exhaustive ones (those with at most 10^5 "
                   "inputs up to them); 0 checks the exhaustive lengths only")
       ->capture_default_str();
   cmd->add_flag("--no-verify", args->no_verify, "Skip the verification");
   cmd->add_flag("--force", args->force, "Write the model even if verification finds mismatches");
-  cmd->add_option("--dump-after", args->dump_after, "Print a pass's result: infer simplify schedule allocate lower assemble verify");
-  cmd->add_flag("--explain", args->explain, "Say why each s-op got its encoding and its block");
-  cmd->add_option("--device", args->device, "Verify on cpu or cuda");
+  auto* dump_option = cmd->add_option("--dump-after", args->dump_after,
+                                      "Print a pass's result: infer simplify schedule allocate lower assemble verify");
+  auto* explain_option = cmd->add_flag("--explain", args->explain, "Say why each s-op got its encoding and its block");
+  cmd->add_option("--device", args->device, "Verify on cpu or cuda")->capture_default_str();
   cmd->add_option("--export", args->export_format, "Also export the model: hf, tlens, gguf or llmc (see raspc export)");
   cmd->add_option("--export-to", args->export_path,
                   "Where --export writes (default: -o's path with .hf, .tlens, .gguf or .llmc for its extension)");
+  cmd->add_flag("--json", args->json, "Print the report as one JSON object (docs/json.md) instead of text")
+      ->excludes(dump_option)
+      ->excludes(explain_option);
   cmd->callback([args, out_option, vocab_option] {
     // Before the verification, which can take minutes: a bad -o is refused at once.
-    if (out_option->count() > 0) check_output_path(args->out_path, "-o", {args->file});
+    if (out_option->count() > 0) check_writable_output(args->out_path, "-o", {args->file});
     auto source = read_source_file(args->file);
+    const ProgramHeader header = read_program_header(source);
     CompileOptions options;
     // A --vocab given empty is an error, not the header's vocabulary.
-    options.vocab = vocab_option->count() > 0 ? parse_vocabulary(args->vocab, "--vocab")
-                                              : header_vocabulary(read_program_header(source));
+    options.vocab = vocab_option->count() > 0 ? parse_vocabulary(args->vocab, "--vocab") : header_vocabulary(header);
     if (options.vocab.empty())
       fail_file(args->file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
     if (args->max_len < 1 || args->max_len > 4096)
@@ -112,6 +157,9 @@ void add_compile_command(CLI::App& app) {
                                     std::to_string(args->max_len) + ": the model takes no longer inputs to verify");
     if (args->samples < 0 || args->samples > kMaxSamples)
       fail_file("--samples", "must be from 0 to " + std::to_string(kMaxSamples) + ", not " + std::to_string(args->samples));
+    if (args->causal && header.causal == false)
+      std::cerr << args->file << ": warning: the header says `causal: no`, but --causal is given: a selector then sees "
+                                 "only earlier keys, so the program computes something else than its header describes\n";
     options.max_len = args->max_len;
     options.mode = args->causal ? Mode::Causal : Mode::Bidirectional;
     options.layer_norm = !args->no_layernorm;
@@ -150,15 +198,30 @@ void add_compile_command(CLI::App& app) {
       // Printed at once: when a later pass refuses the program, the dump comes before the error.
       options.on_dump = [](const std::string& dump) { std::cout << dump << std::flush; };
     }
+    // The shape is known long before the verification ends (51-79 s for most_freq at length 16):
+    // it is printed at once, and the verification shows its progress on standard error.
+    if (!args->json) options.on_assembled = [](const CompileReport& r) { std::cout << describe_shape(r) << std::flush; };
+    VerifyProgress progress;
+    options.on_verify_progress = [&progress](long done, long total) { progress.update(done, total); };
     EvaluateOptions evaluate_options;
     evaluate_options.output_name = args->output_name;
     Program program = evaluate_program(source, evaluate_options);
     // A refusal about a node with no place in the source (`tokens` itself) names the program.
     CompileResult result = naming_errors(args->file, [&] { return compile_program(program, options); });
-    std::cout << describe_report(result.report, result.model);
-    if (result.report.mismatches > 0 && !args->force)
-      fail_file(args->file, "verification found " + std::to_string(result.report.mismatches) +
-                                " mismatching inputs, so no model was written (--force writes it anyway)");
+    const CompileReport& report = result.report;
+    nlohmann::json json = report_as_json(report);
+    json["program"] = args->file;
+    json["written"] = nlohmann::json::array();
+    const bool write = report.mismatches == 0 || args->force;
+    if (write && out_option->count() > 0) json["written"].push_back(args->out_path);
+    if (write && export_format) json["written"].push_back(export_path);
+    if (args->json) std::cout << json.dump(2) << "\n" << std::flush;
+    else std::cout << describe_verification(report) << std::flush;
+    warn_if_mostly_undefined(args->file, report.undefined_inputs, report.inputs_checked + report.undefined_inputs);
+    if (!write)
+      throw VerificationMismatch(format_file_error(
+          args->file, "verification found " + std::to_string(report.mismatches) +
+                          " mismatching inputs, so no model was written (--force writes it anyway)"));
     if (export_format) {
       if (auto reason = export_refusal(result.model, *export_format))
         fail_file("--export", std::string("cannot export as ") + export_format_name(*export_format) + ": " + *reason +
@@ -166,11 +229,13 @@ void add_compile_command(CLI::App& app) {
     }
     if (out_option->count() > 0) {
       save_model(result.model, args->out_path);
-      std::cout << "wrote " << args->out_path << "\n";
+      if (!args->json) std::cout << "wrote " << args->out_path << "\n";
+    } else if (!args->json) {
+      std::cout << "nothing written (no -o given)\n";
     }
     if (export_format) {
       export_model(result.model, *export_format, export_path);
-      std::cout << "wrote " << export_path << " (" << export_format_name(*export_format) << ")\n";
+      if (!args->json) std::cout << "wrote " << export_path << " (" << export_format_name(*export_format) << ")\n";
     }
   });
 }

@@ -93,7 +93,7 @@ void add_demo_command(CLI::App& app) {
     options.source_text = source->text;
     CompileResult compiled = compile_program(evaluate_program(source), options);
     std::cout << "compiled " << path << " (--causal --max-len " << options.max_len << ")\n"
-              << describe_report(compiled.report, compiled.model);
+              << describe_report(compiled.report);
     show("programs/aab.rasp compiled", compiled.model,
          {"transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.attn.c_attn.weight",
           "transformer.h.0.mlp.c_fc.weight", "transformer.h.0.mlp.c_proj.weight"});

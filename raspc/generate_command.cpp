@@ -1,4 +1,5 @@
 // raspc generate MODEL --prompt ... -n N: greedy generation with the KV cache.
+#include <algorithm>
 #include <iostream>
 
 #include "raspc/command_options.hpp"
@@ -24,6 +25,19 @@ std::string join_tokens(const Model& model, const std::vector<int>& ids) {
   return text;
 }
 
+// The output tokens that are not input tokens ("" when every one is): such a model computes a
+// value at each position, not the next token, so generating from it feeds it what it never reads.
+std::string outputs_outside_inputs(const Model& model) {
+  const nlohmann::json& output = model.metadata.contains("output") ? model.metadata["output"] : nlohmann::json();
+  if (!output.is_object() || !output.contains("token_ids")) return "";
+  const std::vector<int> inputs = input_vocabulary(model);
+  std::string outside;
+  for (const nlohmann::json& id : output["token_ids"])
+    if (std::find(inputs.begin(), inputs.end(), id.get<int>()) == inputs.end())
+      outside += (outside.empty() ? "" : " ") + model.vocab[id.get<size_t>()];
+  return outside;
+}
+
 }  // namespace
 
 void add_generate_command(CLI::App& app) {
@@ -31,12 +45,15 @@ void add_generate_command(CLI::App& app) {
   struct Options {
     std::string model_path, prompt, device = "cpu";
     int count = 10;
+    bool force = false;
   };
   auto options = std::make_shared<Options>();
   cmd->add_option("model", options->model_path, "The model file (.safetensors)")->required();
   cmd->add_option("--prompt", options->prompt, "The prompt: abaab (one token a character) or [3,1,2]")->required();
   cmd->add_option("-n,--tokens", options->count, "How many tokens to generate (at most 100000)")->capture_default_str();
   cmd->add_option("--device", options->device, "cpu or cuda")->capture_default_str();
+  cmd->add_flag("--force", options->force,
+                "Generate even from a model whose outputs are not input tokens (it computes a value a position)");
   cmd->callback([options] {
     Device device = device_option(options->device);
     if (options->count < 0 || options->count > kMaxGeneratedTokens) {
@@ -51,7 +68,20 @@ void add_generate_command(CLI::App& app) {
     if (!model.config.causal)
       fail_file(options->model_path, "this model is bidirectional (every position sees later ones), so it cannot "
                                      "generate token by token; run it with `raspc run`");
+    const std::string outside = outputs_outside_inputs(model);
+    if (!outside.empty()) {
+      const std::string problem = "this model's outputs include tokens that are not input tokens (" + outside +
+                                  "), so its output at a position is a value computed there, not the next token";
+      if (!options->force) fail_file(options->model_path, problem + "; run it with `raspc run` (--force generates anyway)");
+      std::cerr << options->model_path << ": warning: " << problem << "; generating anyway (--force)\n";
+    }
     std::vector<int> prompt = parse_model_input(model, options->prompt, "--prompt");
+    const int context = int(prompt.size()) + options->count + (model.bos_id >= 0 ? 1 : 0);
+    if (options->count > 0 && context > model.config.n_positions)
+      std::cerr << "note: the model has " << model.config.n_positions << " positions"
+                << (model.bos_id >= 0 ? " (BOS included)" : "") << "; past them each token is predicted from the last "
+                << model.config.n_positions - (model.bos_id >= 0 ? 1 : 0)
+                << " tokens (a window that slides, recomputed at each step)\n";
     std::unique_ptr<Backend> backend = make_backend(model, device);
     std::vector<int> generated =
         naming_errors(options->model_path, [&] { return generate_greedy(*backend, model, prompt, options->count); });

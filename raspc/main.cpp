@@ -3,6 +3,8 @@
 #include <exception>
 #include <iostream>
 
+#include "raspc/command_line.hpp"
+#include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
 #include "support/diagnostics.hpp"
 
@@ -20,8 +22,10 @@ int main(int argc, char** argv) {
   CLI::App app{
       "raspc: compiles RASP programs into the weights of a real GPT-2, runs them on CPU and CUDA,\n"
       "trains GPT-2s of the same shape on the same tasks, and measures what the network costs."};
+  app.name("raspc");
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print the help of every subcommand");
+  app.set_version_flag("--version", raspc::version_text(), "Print the version, the git commit, the build type and whether CUDA is built");
   raspc::add_eval_command(app);
   raspc::add_compile_command(app);
   raspc::add_run_command(app);
@@ -33,10 +37,16 @@ int main(int argc, char** argv) {
   raspc::add_train_command(app);
   raspc::add_compare_command(app);
   raspc::add_bench_command(app);
+  raspc::add_help_command(app);
+  raspc::add_completion_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return raspc::report_command_line_error(app, e);
+  } catch (const raspc::VerificationMismatch& e) {
+    std::cout.flush();
+    std::cerr << e.what();
+    return 2;
   } catch (const raspc::UserError& e) {
     std::cout.flush();
     std::cerr << e.what();
@@ -46,10 +56,10 @@ int main(int argc, char** argv) {
     std::cerr << command_name(app) << ": error: out of memory (try a smaller --max-len, vocabulary or batch)\n";
     return 1;
   } catch (const std::exception& e) {
-    // A defect of raspc, not of the input: said as one, never an abort.
+    // A defect of raspc, not of the input: said as one, never an abort, and an exit code of its own.
     std::cout.flush();
     std::cerr << command_name(app) << ": internal error: " << e.what() << " (this is a bug in raspc; please report it)\n";
-    return 2;
+    return 3;
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "raspc/commands.hpp"
+#include "raspc/command_options.hpp"
 #include "raspc/train_options.hpp"
 #include "runtime/safetensors.hpp"
 #include "support/atomic_file.hpp"
@@ -80,7 +81,7 @@ std::string steps_text(int steps, double seconds) {
 }
 
 void run_train(const TrainCommandOptions& o) {
-  check_output_path(o.model_path, "-o", {o.program});  // before the training, not after it
+  check_writable_output(o.model_path, "-o", {o.program});  // before the training, not after it
   LoadedProgram program = load_program(o.program, o.output_name);
   const bool causal = o.causal || program.header.causal.value_or(false);
   TaskOptions task_options = task_options_from(o.training, o.shape, program);

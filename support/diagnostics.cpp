@@ -78,15 +78,23 @@ std::string escaped_message(std::string_view message) {
 }  // namespace
 
 std::string format_error(const Span& span, std::string_view raw_message) {
+  return format_diagnostic(span, raw_message, "error");
+}
+
+std::string format_note(const Span& span, std::string_view raw_message) {
+  return format_diagnostic(span, raw_message, "note");
+}
+
+std::string format_diagnostic(const Span& span, std::string_view raw_message, std::string_view severity) {
   const std::string message = escaped_message(raw_message);
   std::ostringstream out;
   if (!span.valid()) {
-    out << "error: " << message << "\n";
+    out << severity << ": " << message << "\n";
     return out.str();
   }
   const SourceFile& file = *span.file;
   LineColumn lc = line_column(file, span.begin);
-  out << file.name << ":" << lc.line << ":" << lc.column << ": error: " << message << "\n";
+  out << file.name << ":" << lc.line << ":" << lc.column << ": " << severity << ": " << message << "\n";
   const size_t begin = std::min<size_t>(span.begin, file.text.size());
   size_t line_start = begin == 0 ? 0 : file.text.rfind('\n', begin - 1);
   line_start = line_start == std::string::npos || begin == 0 ? 0 : line_start + 1;
@@ -140,8 +148,9 @@ void rethrow_naming(std::string_view origin, const UserError& error) {
 
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path) {
   auto file = std::make_shared<SourceFile>();
-  file->name = path;
-  file->text = read_file_bytes(path);
+  // "-" is standard input, as for every command that reads a program (a file named - is ./-).
+  file->name = path == "-" ? "<stdin>" : path;
+  file->text = read_file_bytes(path == "-" ? "/dev/stdin" : path);
   // A UTF-8 byte order mark (some Windows editors write one) is not part of the program.
   if (file->text.rfind("\xef\xbb\xbf", 0) == 0) file->text.erase(0, 3);
   // Old Mac line endings (CR alone) would make the whole file one line, and one comment: each

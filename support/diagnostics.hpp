@@ -48,6 +48,9 @@ LineColumn line_column(const SourceFile& file, uint32_t offset);
 // line is clipped to about 120 columns around the caret ("..." marks the cut). Without a valid
 // span: "error: message\n".
 std::string format_error(const Span& span, std::string_view message);
+// The same with "note" for "error": a second place an error concerns (where a value was made).
+std::string format_note(const Span& span, std::string_view message);
+std::string format_diagnostic(const Span& span, std::string_view message, std::string_view severity);
 
 // Throws a UserError formatted by format_error.
 [[noreturn]] void fail_at(const Span& span, std::string_view message);
@@ -68,7 +71,7 @@ decltype(auto) naming_errors(std::string_view origin, Work&& work) {
   }
 }
 
-// Reads a whole program file; a missing or unreadable file, or a folder, is a UserError naming it.
+// Reads a whole program file ("-": standard input, named <stdin>); a missing or unreadable file, or a folder, is a UserError naming it.
 // A UTF-8 byte order mark is dropped and a lone CR (old Mac line ending) read as a newline.
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path);
 

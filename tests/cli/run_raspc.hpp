@@ -41,9 +41,13 @@ inline std::filesystem::path scratch_folder() {
   return folder.path;
 }
 
-// Runs `raspc ARGS` in `folder` (ARGS pass through the shell as written: quote as a user would).
-inline CommandResult run_raspc(const std::string& args, const std::filesystem::path& folder) {
-  std::string command = "cd '" + folder.string() + "' && '" RASPC_BINARY "' " + args + " >out.txt 2>err.txt </dev/null";
+// Runs `raspc ARGS` in `folder` (ARGS pass through the shell as written: quote as a user would),
+// with `environment` ("NAME=value ...") set for it and standard input read from `input_file`
+// (a path relative to `folder`).
+inline CommandResult run_raspc(const std::string& args, const std::filesystem::path& folder,
+                               const std::string& environment = "", const std::string& input_file = "/dev/null") {
+  std::string command = "cd '" + folder.string() + "' && " + environment + " '" RASPC_BINARY "' " + args +
+                        " >out.txt 2>err.txt <'" + input_file + "'";
   int status = std::system(command.c_str());
   CommandResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

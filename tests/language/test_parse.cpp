@@ -161,7 +161,7 @@ TEST_CASE("parse: statements") {
 
 TEST_CASE("parse: syntax errors say what was expected and what was found") {
   CHECK(parse_error("x = 1") == "t.rasp:1:6: error: expected `;` after the assignment but found the end of the file");
-  CHECK(parse_error("tokens\nx = 2;") == "t.rasp:2:1: error: expected `;` after the expression but found the name `x`");
+  CHECK(parse_error("tokens\nx = 2;") == "t.rasp:1:7: error: expected `;` after the expression but found the name `x` on line 2");
   CHECK(parse_error("x = (1 + 2;") == "t.rasp:1:11: error: expected `)` to close the `(` at 1:5 but found `;`");
   CHECK(parse_error("x = 1 +;") == "t.rasp:1:8: error: expected an expression but found `;`");
   CHECK(parse_error("x = a != b;") ==

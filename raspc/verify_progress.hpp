@@ -1,0 +1,24 @@
+// The progress of a compile's verification on standard error: a bar with the time left when
+// standard error is a terminal, a plain line every few seconds when it is piped (a log, CI).
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace raspc {
+
+class VerifyProgress {
+ public:
+  VerifyProgress();
+  ~VerifyProgress();  // clears an unfinished bar
+  // CompileOptions::on_verify_progress: `done` of `total` inputs verified.
+  void update(long done, long total);
+
+ private:
+  bool terminal_;
+  bool bar_shown_ = false;
+  double line_every_s_;  // piped: seconds between lines (RASPC_PROGRESS_INTERVAL, default 5)
+  std::chrono::steady_clock::time_point start_, last_line_;
+};
+
+}  // namespace raspc

@@ -1,0 +1,139 @@
+// `--json` on eval, compile and bench: parsed, and checked against the schema of docs/json.md
+// (every key the page lists, of the type it says, and no other).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+#include "tests/cli/run_raspc.hpp"
+
+namespace {
+
+using Result = raspc::testing::CommandResult;
+using nlohmann::json;
+
+std::filesystem::path scratch() { return raspc::testing::scratch_folder(); }
+
+Result raspc_cli(const std::string& args) {
+  auto folder = scratch();
+  if (!std::filesystem::exists(folder / "programs"))
+    std::filesystem::create_directory_symlink(std::string(RASPC_SOURCE_DIR) + "/programs", folder / "programs");
+  return raspc::testing::run_raspc(args, folder);
+}
+
+std::set<std::string> keys(const json& object) {
+  std::set<std::string> names;
+  for (const auto& [key, value] : object.items()) names.insert(key);
+  return names;
+}
+
+bool strings(const json& array) {
+  if (!array.is_array()) return false;
+  for (const json& item : array)
+    if (!item.is_string()) return false;
+  return true;
+}
+
+// The compile report's schema (docs/json.md, `raspc compile --json`).
+void check_compile_report(const json& j, bool verified) {
+  CHECK(keys(j) == std::set<std::string>{"program", "model", "parameters", "flops_per_token", "numerical_output",
+                                         "verification", "written"});
+  CHECK(keys(j["model"]) == std::set<std::string>{"n_layer", "n_head", "n_embd", "n_inner", "n_positions", "vocab_size",
+                                                  "causal", "layer_norm", "activation"});
+  for (const char* count : {"n_layer", "n_head", "n_embd", "n_inner", "n_positions", "vocab_size"})
+    CHECK(j["model"][count].is_number_integer());
+  CHECK(j["model"]["causal"].is_boolean());
+  CHECK(j["model"]["layer_norm"].is_boolean());
+  CHECK(j["model"]["activation"].is_string());
+  CHECK(j["parameters"].is_number_integer());
+  CHECK(j["flops_per_token"].is_number());
+  CHECK(j["numerical_output"].is_boolean());
+  CHECK(strings(j["written"]));
+  if (!verified) {
+    CHECK(j["verification"].is_null());
+    return;
+  }
+  const json& v = j["verification"];
+  CHECK(keys(v) == std::set<std::string>{"inputs_checked", "mismatches", "undefined_inputs", "exhaustive", "verified_len",
+                                         "exhaustive_len", "samples_per_length", "min_logit_margin",
+                                         "worst_numerical_error", "first_mismatch", "first_undefined"});
+  for (const char* count : {"inputs_checked", "mismatches", "undefined_inputs", "verified_len", "exhaustive_len",
+                            "samples_per_length"})
+    CHECK(v[count].is_number_integer());
+  CHECK(v["exhaustive"].is_boolean());
+  CHECK((v["first_mismatch"].is_null() || v["first_mismatch"].is_string()));
+  CHECK((v["first_undefined"].is_null() || v["first_undefined"].is_string()));
+  // Exactly one of the two figures, as the output is categorical or numerical.
+  CHECK(v["min_logit_margin"].is_null() == j["numerical_output"].get<bool>());
+  CHECK(v["worst_numerical_error"].is_null() == !j["numerical_output"].get<bool>());
+}
+
+}  // namespace
+
+TEST_CASE("json: eval prints one object with input and output, trace and analysis on request") {
+  Result r = raspc_cli("eval -e 'selector_width(select(tokens, tokens, ==))' --input hello --json");
+  CHECK(r.code == 0);
+  CHECK(r.out == "{\"input\":[\"h\",\"e\",\"l\",\"l\",\"o\"],\"output\":[\"1\",\"1\",\"2\",\"2\",\"1\"]}\n");
+  Result all = raspc_cli("eval -e 'f = aggregate(full_s, indicator(tokens == \"a\")); g = aggregate(full_s, tokens); f' "
+                         "--input ab --trace --analyse --json");
+  CHECK(all.code == 0);
+  json j = json::parse(all.out);
+  CHECK(keys(j) == std::set<std::string>{"input", "output", "trace", "analysis"});
+  CHECK(j["output"] == json({"1/2", "1/2"}));
+  CHECK(j["trace"]["f"] == json({"1/2", "1/2"}));
+  CHECK(j["trace"]["g"].is_null());  // a mean of strings: undefined on this input
+  CHECK(keys(j["analysis"]) == std::set<std::string>{"layers", "heads_per_layer", "max_heads"});
+  CHECK(j["analysis"]["layers"] == 1);
+  CHECK(j["analysis"]["heads_per_layer"] == json({1}));
+  CHECK(j["analysis"]["max_heads"] == 1);
+}
+
+TEST_CASE("json: compile prints the report, the files written, and nothing else on stdout") {
+  Result r = raspc_cli("compile programs/hist.rasp --max-len 4 -o hist.safetensors --json");
+  CHECK(r.code == 0);
+  json j = json::parse(r.out);
+  check_compile_report(j, true);
+  CHECK(j["program"] == "programs/hist.rasp");
+  CHECK(j["written"] == json({"hist.safetensors"}));
+  CHECK(j["model"]["n_layer"] == 1);
+  CHECK(j["model"]["n_positions"] == 5);
+  CHECK(j["model"]["activation"] == "gelu");
+  CHECK(j["verification"]["inputs_checked"] == 340);  // 4 + 16 + 64 + 256
+  CHECK(j["verification"]["mismatches"] == 0);
+  CHECK(j["verification"]["exhaustive"] == true);
+
+  Result unverified = raspc_cli("compile programs/frac_prevs.rasp --causal --max-len 4 --no-verify --json");
+  CHECK(unverified.code == 0);
+  json u = json::parse(unverified.out);
+  check_compile_report(u, false);
+  CHECK(u["numerical_output"] == true);
+  CHECK(u["written"] == json::array());
+
+  Result numerical = raspc_cli("compile programs/frac_prevs.rasp --causal --max-len 4 --json");
+  check_compile_report(json::parse(numerical.out), true);
+
+  Result combined = raspc_cli("compile programs/hist.rasp --json --explain");
+  CHECK(combined.code == 1);
+  CHECK(combined.err.rfind("raspc compile: error: --json excludes --explain\n", 0) == 0);
+}
+
+TEST_CASE("json: bench prints cost.json's object") {
+  Result r = raspc_cli("bench programs/hist.rasp --max-len 3 --samples 1 --no-instructions --json");
+  CHECK(r.code == 0);
+  json j = json::parse(r.out);
+  CHECK(keys(j) == std::set<std::string>{"machine", "rows"});
+  CHECK(keys(j["machine"]) == std::set<std::string>{"cpu", "cores", "compiler", "flags", "threads", "date"});
+  REQUIRE(j["rows"].size() == 1);
+  const json& row = j["rows"][0];
+  CHECK(row["program"] == "hist");
+  CHECK(row["model"] == "compiled");
+  CHECK(row["mode"] == "bidirectional");
+  CHECK(row["max_len"] == 3);
+  for (const char* key : {"layers", "heads", "n_embd", "n_inner", "parameters", "nonzero_parameters", "flops_per_token",
+                          "timed", "sequence_us_per_token", "batch64_us_per_token", "interpreter_us_per_position",
+                          "native_ns_per_position", "native_instructions_per_position"})
+    CHECK(row.contains(key));
+  CHECK(keys(row["sequence_us_per_token"]) == std::set<std::string>{"median", "min", "max", "samples"});
+  CHECK(row["sequence_us_per_token"]["samples"] == 1);
+}
