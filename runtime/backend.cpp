@@ -5,13 +5,46 @@
 #include "runtime/forward.hpp"
 #include "support/diagnostics.hpp"
 
-// The CUDA backend is linked in only when CMake found a CUDA compiler (RASPC_WITH_CUDA).
-#if defined(RASPC_WITH_CUDA) && __has_include("runtime/cuda/cuda_backend.hpp")
-#include "runtime/cuda/cuda_backend.hpp"
-#define RASPC_CUDA_DISPATCH 1
+#include "runtime/cuda_loader.hpp"
+
+// The CUDA backend exists only when CMake found a CUDA compiler (RASPC_WITH_CUDA).
+#ifdef RASPC_WITH_CUDA
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <climits>
 #endif
 
 namespace raspc {
+
+CudaBackendFactory& cuda_backend_factory() {
+  static CudaBackendFactory factory = nullptr;
+  return factory;
+}
+
+#ifdef RASPC_WITH_CUDA
+namespace {
+
+// Opens libraspc_cuda.so from the executable's folder; its static initializer registers the
+// backend (runtime/cuda_loader.hpp).
+void load_cuda_module() {
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string folder = ".";
+  if (n > 0) {
+    folder.assign(self, size_t(n));
+    folder = folder.substr(0, folder.rfind('/'));
+  }
+  const std::string path = folder + "/libraspc_cuda.so";
+  if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    const char* why = ::dlerror();
+    fail_at(Span{}, "cannot load the CUDA backend " + path + " (" + (why ? why : "unknown reason") +
+                        "); --device cpu works without it");
+  }
+}
+
+}  // namespace
+#endif
 
 Device parse_device(const std::string& name) {
   if (name == "cpu") return Device::Cpu;
@@ -47,8 +80,10 @@ ForwardResult begin_forward(const ModelConfig& config, const std::vector<std::ve
 
 std::unique_ptr<Backend> make_backend(const Model& model, Device device) {
   if (device == Device::Cpu) return std::make_unique<CpuBackend>(model);
-#ifdef RASPC_CUDA_DISPATCH
-  return make_cuda_backend(model);
+#ifdef RASPC_WITH_CUDA
+  if (!cuda_backend_factory()) load_cuda_module();
+  if (!cuda_backend_factory()) fail_at(Span{}, "the CUDA backend's module registered no backend (a build defect)");
+  return cuda_backend_factory()(model);
 #else
   fail_at(Span{}, "raspc was built without CUDA, so --device cuda is not available; use --device cpu, or "
                   "rebuild on a machine with the CUDA toolkit");

@@ -11,6 +11,7 @@
 #include "runtime/cuda/check.cuh"
 #include "runtime/cuda/cuda_backend.hpp"
 #include "runtime/cuda/kernels.cuh"
+#include "runtime/cuda_loader.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -319,5 +320,10 @@ std::unique_ptr<Backend> make_cuda_backend(const Model& model) {
   cuda::require_device();
   return std::make_unique<CudaBackend>(model);
 }
+
+namespace {
+// Loading this file (linked in, or as libraspc_cuda.so) makes it the backend of Device::Cuda.
+[[maybe_unused]] const bool kRegistered = (cuda_backend_factory() = &make_cuda_backend, true);
+}  // namespace
 
 }  // namespace raspc
