@@ -114,7 +114,10 @@ int report_command_line_error(CLI::App& app, const CLI::ParseError& error) {
       message = "unknown flag `" + rest[0] + "`" + suggestion(rest[0], flag_names(app));
     else
       message = "unknown subcommand `" + rest[0] + "`" + suggestion(rest[0], subcommand_names(app));
-  } else if (dynamic_cast<const CLI::ExtrasError*>(&error) && !left.empty()) {
+  } else if ((dynamic_cast<const CLI::ExtrasError*>(&error) ||
+              (dynamic_cast<const CLI::RequiredError*>(&error) && !left.empty() && left[0].rfind("-", 0) == 0)) &&
+             !left.empty()) {
+    // An unknown flag explains a missing required one (handset-aab --output for -o), so it comes first.
     const std::string& extra = left[0];
     if (extra.size() > 1 && extra[0] == '-') {
       const std::string flag = extra.substr(0, extra.find('='));
@@ -152,7 +155,8 @@ void add_help_command(CLI::App& app) {
   cmd->add_option("command", *name, "The subcommand");
   cmd->callback([&app, name] {
     if (name->empty()) {
-      std::cout << app.help();
+      // Not app.help(): while `help` runs, that is the help of the selected subcommand, `help` itself.
+      std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
       return;
     }
     for (CLI::App* sub : subcommands(app))

@@ -51,7 +51,7 @@ TEST_CASE("command line: an unknown flag names the nearest flag of its subcomman
   CHECK(extra.err == "raspc eval: error: unexpected argument `b.rasp`\n" + kEvalUsage);
 }
 
-TEST_CASE("command line: a bad value names the flag and what it expects; a missing one too") {
+TEST_CASE("command line: a bad value names the flag and what it expects, a missing one too") {
   Result r = raspc_cli("compile x.rasp --max-len abc");
   CHECK(r.code == 1);
   CHECK(r.err ==
@@ -81,7 +81,7 @@ TEST_CASE("command line: --version says the version, commit, build type and CUDA
   CHECK((commit == "unknown" || commit.size() >= 12));
 }
 
-TEST_CASE("command line: help CMD is CMD --help; every default is shown") {
+TEST_CASE("command line: help CMD is CMD --help, every default is shown") {
   Result help = raspc_cli("help compile");
   Result flag = raspc_cli("compile --help");
   CHECK(help.code == 0);
@@ -121,7 +121,7 @@ TEST_CASE("command line: the bash completion script is valid bash and knows the 
   CHECK(zsh.err == "raspc completion: error: knows only bash, not `zsh`\n");
 }
 
-TEST_CASE("command line: -o is the output file everywhere; --output names an s-op") {
+TEST_CASE("command line: -o is the output file everywhere, --output names an s-op") {
   Result old_flag = raspc_cli("handset-aab --output aab.safetensors");
   CHECK(old_flag.code == 1);
   CHECK(old_flag.err.rfind("raspc handset-aab: error: unknown flag `--output`", 0) == 0);

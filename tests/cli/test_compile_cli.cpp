@@ -115,7 +115,8 @@ TEST_CASE("compile cli: a refused program names the expression and writes nothin
   std::filesystem::remove(scratch() / "bad.safetensors");
   Result r = raspc_cli("compile bad.rasp --vocab ab --max-len 4 -o bad.safetensors");
   CHECK(r.code == 1);
-  CHECK(r.err.rfind("bad.rasp:1:15: error: a selector cannot compare a numerical s-op", 0) == 0);
+  CHECK(r.err.rfind("bad.rasp:2:16: error: a selector cannot compare a numerical s-op", 0) == 0);
+  CHECK(r.err.find("bad.rasp:1:15: note: this s-op is numerical: numerical(): ") != std::string::npos);
   CHECK(!std::filesystem::exists(scratch() / "bad.safetensors"));
   Result no_vocab = raspc_cli("compile bad.rasp");
   CHECK(no_vocab.code == 1);

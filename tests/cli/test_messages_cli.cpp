@@ -36,7 +36,7 @@ TEST_CASE("messages: compile without -o says that nothing is written") {
   Result r = raspc_cli("compile programs/hist.rasp --max-len 3");
   CHECK(r.code == 0);
   CHECK(r.out.rfind("model: 1 layer", 0) == 0);
-  CHECK(r.out.substr(r.out.size() - 29) == "nothing written (no -o given)\n");
+  CHECK(r.out.substr(r.out.size() - 30) == "nothing written (no -o given)\n");
   CHECK(r.err == "");  // piped, and done in well under the 5 s between progress lines
 }
 
@@ -120,7 +120,7 @@ TEST_CASE("messages: generate says when it slides a window past the model's posi
   CHECK(short_run.err == "");
 }
 
-TEST_CASE("messages: eval reads the # vocab: line; --vocab \"1 2 3 4\" is ints") {
+TEST_CASE("messages: eval reads the # vocab: line, --vocab \"1 2 3 4\" is ints") {
   write("neg.rasp", "# vocab: 1 2 3 4\n-tokens;\n");
   Result header = raspc_cli("eval neg.rasp --input '[1,2]'");
   CHECK(header.code == 0);
@@ -137,7 +137,7 @@ TEST_CASE("messages: eval reads the # vocab: line; --vocab \"1 2 3 4\" is ints")
   CHECK(vocab_ints.out.find("0 mismatches") != std::string::npos);
 }
 
-TEST_CASE("messages: a missing ; is reported at the end of the statement that lacks it") {
+TEST_CASE("messages: a missing semicolon is reported at the end of the statement that lacks it") {
   write("semi.rasp", "a = tokens\nb = a;\nb;\n");
   Result r = raspc_cli("eval semi.rasp --input ab");
   CHECK(r.code == 1);
@@ -158,7 +158,7 @@ TEST_CASE("messages: a refused select on a numerical s-op points at the select, 
         "num.rasp:2:5: note: this s-op is numerical: its selector may select several keys and its values are numbers: "
         "the mean, numerical\n"
         "  f = aggregate(full_s, indicator(tokens == \"a\"));\n"
-        "      ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
+        "      ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
 }
 
 TEST_CASE("messages: no failure exits 0: bench --device cuda without CUDA exits 1 before measuring") {

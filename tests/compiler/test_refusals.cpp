@@ -18,13 +18,14 @@ struct Refusal {
 };
 
 const Refusal kRefusals[] = {
-    {"f = numerical(aggregate(full_s, indicator(tokens == \"a\")));\nselector_width(select(f, f, ==));", "1:15",
+    // The caret on the refused select (a note points at the numerical s-op).
+    {"f = numerical(aggregate(full_s, indicator(tokens == \"a\")));\nselector_width(select(f, f, ==));", "2:16",
      "a selector cannot compare a numerical s-op"},
-    {"f = numerical(aggregate(full_s, indicator(tokens == \"a\")));\naggregate(select(indices, f, ==), tokens);", "1:15",
+    {"f = numerical(aggregate(full_s, indicator(tokens == \"a\")));\naggregate(select(indices, f, ==), tokens);", "2:11",
      "a selector cannot compare a numerical s-op"},
     {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
      "s = a + b;\nselector_width(select(s, s, <));",
-     "3:5", "a selector cannot compare a numerical s-op"},
+     "4:16", "a selector cannot compare a numerical s-op"},
     {"numerical(aggregate(full_s, tokens));", "1:11", "a numerical aggregate takes the mean of these values"},
     {"x = numerical(aggregate(select(indices, indices, <), \"a\" if tokens == \"b\" else 1));", "1:54",
      "a numerical aggregate takes the mean of these values"},
@@ -58,7 +59,7 @@ const Refusal kRefusals[] = {
      "2:13", "a categorical aggregate cannot copy a numerical s-op"},
     {"a = aggregate(full_s, indicator(tokens == \"a\"));\nb = aggregate(full_s, indicator(tokens == \"b\"));\n"
      "selector_width(select(tokens, tokens, ==) and select(a + b, a + b, ==));",
-     "3:54", "a selector cannot compare a numerical s-op"},
+     "3:47", "a selector cannot compare a numerical s-op"},
     // Enumerable position by position (tokens x length at one index), but 41,000 values in all.
     {"x = tokens + indices * 100 + length * 10000;\nx;", "1:5", "this categorical s-op can take 41000 values", 40,
      "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,"
