@@ -466,7 +466,7 @@ class Inferrer {
       if (index_of.empty()) {
         const std::string why = last_fused_failure();
         fail_at(node.span, "this expression is undefined on every input (every combination of its inputs fails" +
-                               (why.empty() ? std::string(")") : "; for example: " + why + ")"));
+                               (why.empty() ? std::string(")") : ", for example: " + why + ")"));
       }
       for (const auto& [v, index] : index_of) out.values.push_back(v);  // sorted by ValueLess
       for (const std::vector<uint8_t>& here : occurs_at) {

@@ -41,6 +41,14 @@ inline std::filesystem::path scratch_folder() {
   return folder.path;
 }
 
+// The scratch folder with programs/ linked to the checkout's programs, as the examples expect.
+inline std::filesystem::path scratch_with_programs() {
+  const std::filesystem::path folder = scratch_folder();
+  if (!std::filesystem::exists(folder / "programs"))
+    std::filesystem::create_directory_symlink(std::string(RASPC_SOURCE_DIR) + "/programs", folder / "programs");
+  return folder;
+}
+
 // Runs `raspc ARGS` in `folder` (ARGS pass through the shell as written: quote as a user would),
 // with `environment` ("NAME=value ...") set for it and standard input read from `input_file`
 // (a path relative to `folder`).

@@ -15,10 +15,7 @@ std::filesystem::path scratch() { return raspc::testing::scratch_folder(); }
 
 // Runs `raspc ARGS` in the scratch folder, where programs/ links to the checkout's programs.
 Result raspc_cli(const std::string& args) {
-  auto folder = scratch();
-  if (!std::filesystem::exists(folder / "programs"))
-    std::filesystem::create_directory_symlink(std::string(RASPC_SOURCE_DIR) + "/programs", folder / "programs");
-  return raspc::testing::run_raspc(args, folder);
+  return raspc::testing::run_raspc(args, raspc::testing::scratch_with_programs());
 }
 
 void write(const std::string& name, const std::string& text) { std::ofstream(scratch() / name) << text; }

@@ -13,13 +13,8 @@ namespace {
 using Result = raspc::testing::CommandResult;
 using nlohmann::json;
 
-std::filesystem::path scratch() { return raspc::testing::scratch_folder(); }
-
 Result raspc_cli(const std::string& args) {
-  auto folder = scratch();
-  if (!std::filesystem::exists(folder / "programs"))
-    std::filesystem::create_directory_symlink(std::string(RASPC_SOURCE_DIR) + "/programs", folder / "programs");
-  return raspc::testing::run_raspc(args, folder);
+  return raspc::testing::run_raspc(args, raspc::testing::scratch_with_programs());
 }
 
 std::set<std::string> keys(const json& object) {

@@ -11,10 +11,7 @@ using Result = raspc::testing::CommandResult;
 std::filesystem::path scratch() { return raspc::testing::scratch_folder(); }
 
 Result raspc_cli(const std::string& args, const std::string& environment = "") {
-  auto folder = scratch();
-  if (!std::filesystem::exists(folder / "programs"))
-    std::filesystem::create_directory_symlink(std::string(RASPC_SOURCE_DIR) + "/programs", folder / "programs");
-  return raspc::testing::run_raspc(args, folder, environment);
+  return raspc::testing::run_raspc(args, raspc::testing::scratch_with_programs(), environment);
 }
 
 void write(const std::string& name, const std::string& text) { std::ofstream(scratch() / name) << text; }
@@ -135,6 +132,17 @@ TEST_CASE("messages: eval reads the # vocab: line, --vocab \"1 2 3 4\" is ints")
   Result vocab_ints = raspc_cli("compile neg2.rasp --vocab '1 2 3 4' --max-len 2");
   CHECK(vocab_ints.code == 0);
   CHECK(vocab_ints.out.find("0 mismatches") != std::string::npos);
+}
+
+TEST_CASE("messages: an expression undefined on every input names the operation that fails") {
+  write("neg_strings.rasp", "-tokens;\n");
+  Result r = raspc_cli("compile neg_strings.rasp --vocab '1 2 3 4' --max-len 2");
+  CHECK(r.code == 0);  // "1 2 3 4" is ints: -tokens is defined
+  Result strings = raspc_cli("compile neg_strings.rasp --vocab 'a b' --max-len 2");
+  CHECK(strings.code == 1);
+  CHECK(strings.err.rfind("neg_strings.rasp:1:1: error: this expression is undefined on every input (every combination "
+                          "of its inputs fails, for example: cannot negate ",
+                          0) == 0);
 }
 
 TEST_CASE("messages: a missing semicolon is reported at the end of the statement that lacks it") {
