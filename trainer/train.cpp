@@ -124,6 +124,8 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
   TrainProgress p;
   p.steps = s.steps;
   double seconds = 0;
+  double loss_since_evaluation = 0;
+  int steps_since_evaluation = 0;
   for (int step = 0; step < s.steps; ++step) {
     const auto start = Clock::now();
     task.fill_batch(batch, s.batch, data_rng);
@@ -145,6 +147,8 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
     p.steps_per_second = seconds > 0 ? p.step / seconds : 0;
     result.final_loss = p.loss;
     result.steps_run = p.step;
+    loss_since_evaluation += p.loss;
+    ++steps_since_evaluation;
 
     const bool last = p.step == s.steps;
     bool perfect = false;
@@ -152,6 +156,9 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
       Evaluation e = evaluate_lengths(network, task, options.train_min, options.train_max, s.batch);
       p.held_out_accuracy = e.token_accuracy();
       result.held_out = e;
+      result.curve.push_back({p.step, p.held_out_accuracy, loss_since_evaluation / steps_since_evaluation});
+      loss_since_evaluation = 0;
+      steps_since_evaluation = 0;
       if (p.held_out_accuracy >= 0.99 && result.steps_to_99 < 0) {
         result.steps_to_99 = p.step;
         result.seconds_to_99 = seconds;
@@ -174,7 +181,15 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
                            {"steps_to_99", result.steps_to_99},
                            {"steps_to_100", result.steps_to_100},
                            {"unrepresentable_targets", task.unrepresentable_targets()}};
-  result.model.metadata["trainer"] = {{"settings", settings_json(s, options)}, {"result", report}};
+  nlohmann::json curve = {{"step", nlohmann::json::array()},
+                          {"held_out_token_accuracy", nlohmann::json::array()},
+                          {"training_loss", nlohmann::json::array()}};
+  for (const CurvePoint& point : result.curve) {
+    curve["step"].push_back(point.step);
+    curve["held_out_token_accuracy"].push_back(point.held_out_accuracy);
+    curve["training_loss"].push_back(point.training_loss);
+  }
+  result.model.metadata["trainer"] = {{"settings", settings_json(s, options)}, {"result", report}, {"curve", curve}};
   return result;
 }
 

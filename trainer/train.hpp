@@ -55,8 +55,16 @@ struct TrainProgress {
   double steps_per_second = 0;
 };
 
+// One held-out evaluation during training, a point of the learning curve.
+struct CurvePoint {
+  int step = 0;
+  double held_out_accuracy = 0;  // token accuracy at the training lengths
+  double training_loss = 0;      // mean batch loss over the steps since the previous point
+};
+
 struct TrainResult {
   Model model;
+  std::vector<CurvePoint> curve;  // every held-out evaluation, in step order
   int steps_run = 0;
   double seconds = 0;  // training time, evaluations not counted
   float final_loss = 0;
