@@ -72,12 +72,16 @@ std::string summary_html(const Model& model, const std::string& title) {
   if (model.metadata.contains("compile"))
     if (std::string verified = describe_verification(model.metadata["compile"]); !verified.empty())
       row("verification", verified);
-  if (model.metadata.contains("trainer") && model.metadata["trainer"].is_object())
-    for (const auto& [part, values] : model.metadata["trainer"].items())
-      if (values.is_object())
-        for (const auto& [key, value] : values.items())
-          if (!value.is_array() && !value.is_object()) row("training " + part + ": " + key, value.dump());
+  const nlohmann::json trainer = model.metadata.is_object() ? model.metadata.value("trainer", nlohmann::json()) : nlohmann::json();
+  if (trainer.is_object() && trainer.contains("result") && trainer["result"].is_object())
+    for (const auto& [key, value] : trainer["result"].items())
+      if (!value.is_array() && !value.is_object()) row("training: " + key, value.dump());
   out << "</table>";
+  if (trainer.is_object() && trainer.contains("settings") && trainer["settings"].is_object()) {
+    out << "<details><summary>training settings</summary><table class=\"summary\">";
+    for (const auto& [key, value] : trainer["settings"].items()) row(key, value.dump());
+    out << "</table></details>";
+  }
   if (model.metadata.contains("program") && model.metadata["program"].is_string())
     out << "<details><summary>program source</summary><pre>" << html_escape(model.metadata["program"].get<std::string>())
         << "</pre></details>";
@@ -251,9 +255,13 @@ std::string render_view_html(const Model& model, const ForwardResult& result, co
   if (!trace.placement.sops.empty())
     out << "<h2>The program's s-ops, placed</h2>" << graph_html(trace.placement, trace.stages);
   out << "<h2>Residual stream</h2><p class=\"where\">Rows are positions, columns residual dimensions; blue positive, "
-         "red negative, on a log scale (six decades). Beside each map: the value of every s-op decoded from it, checked against the interpreter "
-         "(red where they differ; grey where the program does not name the s-op).</p>"
-      << residual_section(model, result, trace);
+         "red negative, on a log scale (six decades).";
+  if (!trace.placement.sops.empty())
+    out << " Beside each map: the value of every s-op decoded from it, checked against the interpreter (red where "
+           "they differ; grey where the program does not name the s-op).";
+  else
+    out << " The model records no s-ops (a trained model): its dimensions are numbered.";
+  out << "</p>" << residual_section(model, result, trace);
   out << "<h2>Attention patterns</h2><p class=\"where\">Rows are queries, columns keys (BOS included); darker is "
          "more weight.</p>"
       << attention_section(model, result, trace);
