@@ -102,7 +102,7 @@ void run_train(const TrainCommandOptions& o) {
   reporter.finish(result, settings.steps);
   result.model.metadata["program"] = program.source->text;
   save_model(result.model, o.model_path);
-  write_file_atomically(curves_path, learning_curves_svg(o.program, {{"trained", result.curve}}));
+  write_file_atomically(curves_path, learning_curves_svg(o.program, {{"trained", -1, result.curve}}));
 
   const ModelConfig& c = result.model.config;
   std::printf("trained %s: %d layer%s, %d head%s, d_model %d, MLP %d, %zu parameters, vocabulary %d\n",

@@ -352,7 +352,8 @@ nlohmann::json model_summary(const Model& model) {
     nlohmann::json layer = {{"heads", nlohmann::json::array()}};
     for (int h = 0; h < c.n_head; ++h) {
       nlohmann::json head = {{"head", h}, {"sop", nullptr}, {"kind", nullptr}, {"selector", nullptr}, {"at", nullptr}};
-      if (heads.is_array() && size_t(l) < heads.size() && heads[size_t(l)].is_array() && size_t(h) < heads[size_t(l)].size()) {
+      if (heads.is_array() && size_t(l) < heads.size() && heads[size_t(l)].is_array() &&
+          size_t(h) < heads[size_t(l)].size() && heads[size_t(l)][size_t(h)].is_object()) {
         const nlohmann::json& placed = heads[size_t(l)][size_t(h)];
         const nlohmann::json selector = placed.value("selector", nlohmann::json());
         head["sop"] = placed.value("sop", nlohmann::json());
@@ -396,10 +397,10 @@ std::string format_model_summary(const nlohmann::json& s) {
     out << "layer " << l << "\n";
     for (const nlohmann::json& head : layer["heads"]) {
       out << "  head " << head["head"] << ": ";
+      auto text = [](const nlohmann::json& j) { return j.is_string() ? j.get<std::string>() : std::string("?"); };
       if (head["sop"].is_string())
-        out << head["sop"].get<std::string>() << " = " << head["kind"].get<std::string>() << " over "
-            << (head["selector"].is_string() ? head["selector"].get<std::string>() : "?")
-            << (head["at"].is_string() ? " (" + head["at"].get<std::string>() + ")" : "") << "\n";
+        out << text(head["sop"]) << " = " << text(head["kind"]) << " over " << text(head["selector"])
+            << (head["at"].is_string() ? " (" + text(head["at"]) + ")" : "") << "\n";
       else
         out << (s["layers"][0]["heads"][0]["sop"].is_string() ? "unused (padding)" : "no selector recorded") << "\n";
       out << pattern_line("W_QK", head["qk"]) << pattern_line("W_OV", head["ov"]);

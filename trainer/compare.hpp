@@ -74,9 +74,14 @@ nlohmann::json comparison_json(const CompareResult& result);
 std::string comparison_svg(const CompareResult& result);
 
 // Learning curves as one SVG: held-out token accuracy and training loss against step, one line
-// per named curve (the trained arms of a comparison, or one training run).
-std::string learning_curves_svg(const std::string& title,
-                                const std::vector<std::pair<std::string, std::vector<CurvePoint>>>& curves);
+// per named curve (the trained arms of a comparison, each in its colour of comparison_svg, or one
+// training run).
+struct NamedCurve {
+  std::string name;
+  int colour = -1;  // the plot palette's index; -1: the curve's position
+  std::vector<CurvePoint> points;
+};
+std::string learning_curves_svg(const std::string& title, const std::vector<NamedCurve>& curves);
 std::string comparison_curves_svg(const CompareResult& result);
 
 }  // namespace raspc

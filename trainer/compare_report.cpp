@@ -245,15 +245,15 @@ std::string comparison_svg(const CompareResult& r) {
   return render_svg_plot(spec);
 }
 
-std::string learning_curves_svg(const std::string& title,
-                                const std::vector<std::pair<std::string, std::vector<CurvePoint>>>& curves) {
+std::string learning_curves_svg(const std::string& title, const std::vector<NamedCurve>& curves) {
   PlotSpec accuracy{.title = title + ": held-out token accuracy", .x_label = "step", .y_label = "token accuracy (%)"};
   accuracy.y_range = {0, 100};
   PlotSpec loss{.title = title + ": training loss", .x_label = "step", .y_label = "cross-entropy (mean since the last point)",
                 .log_y = true};
   for (size_t k = 0; k < curves.size(); ++k) {
-    PlotSeries a{curves[k].first, false, int(k), {}, {}}, l{curves[k].first, false, int(k), {}, {}};
-    for (const CurvePoint& point : curves[k].second) {
+    const int colour = curves[k].colour >= 0 ? curves[k].colour : int(k);
+    PlotSeries a{curves[k].name, false, colour, {}, {}}, l{curves[k].name, false, colour, {}, {}};
+    for (const CurvePoint& point : curves[k].points) {
       a.x.push_back(point.step), a.y.push_back(100 * point.held_out_accuracy);
       l.x.push_back(point.step), l.y.push_back(point.training_loss);
     }
@@ -264,9 +264,9 @@ std::string learning_curves_svg(const std::string& title,
 }
 
 std::string comparison_curves_svg(const CompareResult& r) {
-  std::vector<std::pair<std::string, std::vector<CurvePoint>>> curves;
-  for (const ArmResult& a : r.arms)
-    if (a.trained && a.available) curves.push_back({a.name, a.curve});
+  std::vector<NamedCurve> curves;
+  for (size_t k = 0; k < r.arms.size(); ++k)
+    if (r.arms[k].trained && r.arms[k].available) curves.push_back({r.arms[k].name, int(k), r.arms[k].curve});
   return learning_curves_svg(r.program_name, curves);
 }
 

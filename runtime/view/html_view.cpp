@@ -149,7 +149,7 @@ std::string decoded_table(const ResidualTrace& trace, int stage) {
         << "><th>" << html_escape(sop.name) << "</th>";
     for (int t = trace.first; t < length; ++t) {
       const std::string& value = trace.decoded[size_t(stage)][k][size_t(t)];
-      const bool known = !trace.expected[k].empty();
+      const bool known = trace.expected[k].size() == size_t(length - trace.first);
       const std::string expected = known ? trace.expected[k][size_t(t - trace.first)] : "";
       std::string cls = stage < sop.stage ? "pending" : trace.mismatch(k, stage, t) ? "mismatch" : known ? "checked" : "unchecked";
       std::string tip = stage < sop.stage ? "not computed yet (" + stage_name(sop.stage) + ")"
