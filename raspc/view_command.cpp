@@ -33,8 +33,9 @@ bool is_program_file(const std::string& path) {
 // A program is compiled (and verified) first, for the input's length unless --max-len says more.
 Model compile_for_view(const ViewOptions& options, bool have_vocab) {
   auto source = read_source_file(options.file);
+  const auto header = read_program_header(source);
   CompileOptions compile;
-  compile.vocab = have_vocab ? parse_vocabulary(options.vocab, "--vocab") : header_vocabulary(read_program_header(source));
+  compile.vocab = have_vocab ? parse_vocabulary(options.vocab, "--vocab") : header_vocabulary(header);
   if (compile.vocab.empty())
     fail_file(options.file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
   const int input_length = int(parse_input(options.input, "--input", &compile.vocab).size());
@@ -42,7 +43,7 @@ Model compile_for_view(const ViewOptions& options, bool have_vocab) {
     fail_file("--max-len", "must be from the input's length " + std::to_string(input_length) + " to 4096, not " +
                                std::to_string(options.max_len));
   compile.max_len = options.max_len != 0 ? options.max_len : input_length;
-  compile.mode = options.causal ? Mode::Causal : Mode::Bidirectional;
+  compile.mode = options.causal || header.causal.value_or(false) ? Mode::Causal : Mode::Bidirectional;
   compile.source_text = source->text;
   Program program = evaluate_program(source);
   CompileResult result = naming_errors(options.file, [&] { return compile_program(program, compile); });
@@ -62,7 +63,7 @@ void add_view_command(CLI::App& app) {
   auto* out = cmd->add_option("-o", options->out_path, "Write the page here (.html)")->required();
   auto* vocab = cmd->add_option("--vocab", options->vocab, "For a program: its input symbols (default: its # vocab: line)");
   auto* max_len = cmd->add_option("--max-len", options->max_len, "For a program: the longest input (default: the input's length)");
-  auto* causal = cmd->add_flag("--causal", options->causal, "For a program: compile it causal (GPT-2 semantics)");
+  auto* causal = cmd->add_flag("--causal", options->causal, "For a program: compile it causal (GPT-2 semantics; default: the program's # causal: line)");
   cmd->callback([options, out, vocab, max_len, causal] {
     check_output_path(options->out_path, "-o", {options->file});
     const bool program = is_program_file(options->file);

@@ -163,4 +163,9 @@ TEST_CASE("view compiles a program first and writes its page") {
   CHECK(page.find("<td class=\"mismatch\"") == std::string::npos);
   CHECK(page.find("data-output=\"true\"><th>hist</th><td class=\"checked\" data-position=\"0\" title=\"interpreter: "
                   "2\">2</td>") != std::string::npos);
+  // aab.rasp says `# causal: yes`: compiled causal, as its own header asks.
+  r = raspc_cli("view '" RASPC_SOURCE_DIR "/programs/aab.rasp' --input aab -o aab.html");
+  CHECK(r.code == 0);
+  const std::string causal = raspc::testing::slurp(raspc::testing::scratch_folder() / "aab.html");
+  CHECK(causal.find("positions 4, causal, LayerNorm on") != std::string::npos);
 }
