@@ -73,7 +73,7 @@ std::string comparison_markdown(const CompareResult& result, const std::string& 
 nlohmann::json comparison_json(const CompareResult& result);
 std::string comparison_svg(const CompareResult& result);
 
-// Learning curves as one SVG: held-out token accuracy and training loss against step, one line
+// Learning curves as one SVG: held-out token accuracy and loss against step, one line
 // per named curve (the trained arms of a comparison, each in its colour of comparison_svg, or one
 // training run).
 struct NamedCurve {

@@ -248,14 +248,13 @@ std::string comparison_svg(const CompareResult& r) {
 std::string learning_curves_svg(const std::string& title, const std::vector<NamedCurve>& curves) {
   PlotSpec accuracy{.title = title + ": held-out token accuracy", .x_label = "step", .y_label = "token accuracy (%)"};
   accuracy.y_range = {0, 100};
-  PlotSpec loss{.title = title + ": training loss", .x_label = "step", .y_label = "cross-entropy (mean since the last point)",
-                .log_y = true};
+  PlotSpec loss{.title = title + ": held-out loss", .x_label = "step", .y_label = "cross-entropy", .log_y = true};
   for (size_t k = 0; k < curves.size(); ++k) {
     const int colour = curves[k].colour >= 0 ? curves[k].colour : int(k);
     PlotSeries a{curves[k].name, false, colour, {}, {}}, l{curves[k].name, false, colour, {}, {}};
     for (const CurvePoint& point : curves[k].points) {
       a.x.push_back(point.step), a.y.push_back(100 * point.held_out_accuracy);
-      l.x.push_back(point.step), l.y.push_back(point.training_loss);
+      l.x.push_back(point.step), l.y.push_back(point.held_out_loss);
     }
     accuracy.series.push_back(std::move(a));
     loss.series.push_back(std::move(l));

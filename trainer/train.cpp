@@ -13,17 +13,24 @@ void Evaluation::add(const Evaluation& o) {
   correct_positions += o.correct_positions;
   sequences += o.sequences;
   correct_sequences += o.correct_sequences;
+  loss_sum += o.loss_sum;
 }
 
 Evaluation evaluate_held_out(Network<float>& network, const std::vector<int>& output_ids, const HeldOutSet& set,
                              int chunk) {
   Evaluation e;
   const int T = set.length + 1;
-  std::vector<int> tokens(size_t(chunk) * T), lengths(chunk, T), predicted(size_t(chunk) * T);
+  std::vector<int> tokens(size_t(chunk) * T), lengths(chunk, T), predicted(size_t(chunk) * T), targets(size_t(chunk) * T);
   for (size_t first = 0; first < set.tokens.size(); first += chunk) {
     const int B = int(std::min<size_t>(chunk, set.tokens.size() - first));
-    for (int b = 0; b < B; ++b) std::copy(set.tokens[first + b].begin(), set.tokens[first + b].end(), tokens.begin() + size_t(b) * T);
-    network.forward(tokens.data(), lengths.data(), nullptr, B, T);
+    long chunk_positions = 0;
+    for (int b = 0; b < B; ++b) {
+      std::copy(set.tokens[first + b].begin(), set.tokens[first + b].end(), tokens.begin() + size_t(b) * T);
+      std::copy(set.targets[first + b].begin(), set.targets[first + b].end(), targets.begin() + size_t(b) * T);
+      chunk_positions += std::count_if(set.targets[first + b].begin(), set.targets[first + b].end(), [](int t) { return t != -1; });
+    }
+    const double loss = network.forward(tokens.data(), lengths.data(), targets.data(), B, T);
+    if (chunk_positions > 0) e.loss_sum += loss * double(chunk_positions);
     network.predict(predicted.data(), output_ids);
     for (int b = 0; b < B; ++b) {
       const std::vector<int>& targets = set.targets[first + b];
@@ -156,7 +163,7 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
       Evaluation e = evaluate_lengths(network, task, options.train_min, options.train_max, s.batch);
       p.held_out_accuracy = e.token_accuracy();
       result.held_out = e;
-      result.curve.push_back({p.step, p.held_out_accuracy, loss_since_evaluation / steps_since_evaluation});
+      result.curve.push_back({p.step, p.held_out_accuracy, e.mean_loss(), loss_since_evaluation / steps_since_evaluation});
       loss_since_evaluation = 0;
       steps_since_evaluation = 0;
       if (p.held_out_accuracy >= 0.99 && result.steps_to_99 < 0) {
@@ -183,10 +190,12 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
                            {"unrepresentable_targets", task.unrepresentable_targets()}};
   nlohmann::json curve = {{"step", nlohmann::json::array()},
                           {"held_out_token_accuracy", nlohmann::json::array()},
+                          {"held_out_loss", nlohmann::json::array()},
                           {"training_loss", nlohmann::json::array()}};
   for (const CurvePoint& point : result.curve) {
     curve["step"].push_back(point.step);
     curve["held_out_token_accuracy"].push_back(point.held_out_accuracy);
+    curve["held_out_loss"].push_back(point.held_out_loss);
     curve["training_loss"].push_back(point.training_loss);
   }
   result.model.metadata["trainer"] = {{"settings", settings_json(s, options)}, {"result", report}, {"curve", curve}};

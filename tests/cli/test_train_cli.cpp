@@ -62,7 +62,7 @@ TEST_CASE("raspc train writes a model that raspc run and inspect accept") {
   // Held-out accuracy and loss at each of the 3 evaluations, one series each.
   const std::string svg = slurp(curves);
   CHECK(svg.find("held-out token accuracy") != std::string::npos);
-  CHECK(svg.find("training loss") != std::string::npos);
+  CHECK(svg.find("held-out loss") != std::string::npos);
   CHECK(svg.find("class=\"series\"") != std::string::npos);
   CHECK(train.out.find("held-out, lengths 1-6: token accuracy 100.00%") != std::string::npos);
   // Not a terminal: plain lines at every evaluation.
@@ -73,6 +73,12 @@ TEST_CASE("raspc train writes a model that raspc run and inspect accept") {
   CHECK(run.code == 0);
   CHECK(run.out == "[a,b,a,a,b]\n");
   CHECK(raspc("inspect " + model).code == 0);
+  // The curve is in the file too: an evaluation every 100 steps, held-out loss falling as the
+  // accuracy reaches 100%.
+  const nlohmann::json curve = nlohmann::json::parse(raspc("inspect " + model + " --json").out)["training"]["curve"];
+  CHECK(curve["step"] == nlohmann::json({100, 200, 300}));
+  CHECK(curve["held_out_token_accuracy"][2] == 1.0);
+  CHECK(curve["held_out_loss"][2].get<double>() < curve["held_out_loss"][0].get<double>());
 }
 
 TEST_CASE("raspc train: the same seed writes the same file") {
