@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace raspc {
 
@@ -69,6 +70,18 @@ std::string render_heatmap(const Heatmap& map) {
   for (size_t r = 0; r < map.rows.size(); ++r)
     for (size_t c = 0; c < map.columns.size(); ++c) scale = std::max(scale, std::fabs(map.value(r, c)));
   if (map.probabilities) scale = 1;
+  // A log scale only where the values span decades (a compiled model's anchor beside its one-hots);
+  // a trained model's entries are of one size, and a log scale would saturate them all.
+  std::vector<double> magnitudes;
+  for (size_t r = 0; r < map.rows.size(); ++r)
+    for (size_t c = 0; c < map.columns.size(); ++c)
+      if (double v = std::fabs(map.value(r, c)); v > 0) magnitudes.push_back(v);
+  bool linear = map.probabilities || magnitudes.empty();
+  if (!linear) {
+    const auto tenth = magnitudes.begin() + magnitudes.size() / 10;
+    std::nth_element(magnitudes.begin(), tenth, magnitudes.end());
+    linear = scale < 50 * *tenth;
+  }
   std::string svg = "<svg class=\"" + map.css_class + "\" " + map.attributes + " width=\"" + std::to_string(width) +
                     "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " +
                     std::to_string(height) + "\" xmlns=\"http://www.w3.org/2000/svg\">";
@@ -85,7 +98,7 @@ std::string render_heatmap(const Heatmap& map) {
       const double v = map.value(r, c);
       svg += "<rect x=\"" + std::to_string(left + int(c) * kCell) + "\" y=\"" + std::to_string(top + int(r) * kCell) +
              "\" width=\"" + std::to_string(kCell - 1) + "\" height=\"" + std::to_string(kCell - 1) + "\" fill=\"" +
-             colour(v, scale, map.probabilities) + "\"><title>" + html_escape(map.row_title + " " + map.rows[r] + ", " +
+             colour(v, scale, linear) + "\"><title>" + html_escape(map.row_title + " " + map.rows[r] + ", " +
                                                            map.column_title + " " + map.columns[c]) +
              ": " + exact_number(v) + "</title></rect>";
     }

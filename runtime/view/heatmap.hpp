@@ -1,6 +1,7 @@
 // A labelled heatmap as inline SVG: one rect a cell, coloured blue (positive) to white (zero) to
-// red (negative) on a log scale of six decades below the largest magnitude (probabilities: a
-// linear scale from 0 to 1), its exact value in the cell's tooltip.
+// red (negative) against the largest magnitude, on a log scale of six decades where the values
+// span decades (the largest over 50 times the smallest tenth), else linearly (probabilities: 0 to
+// 1), its exact value in the cell's tooltip.
 #pragma once
 
 #include <functional>

@@ -255,7 +255,7 @@ std::string render_view_html(const Model& model, const ForwardResult& result, co
   if (!trace.placement.sops.empty())
     out << "<h2>The program's s-ops, placed</h2>" << graph_html(trace.placement, trace.stages);
   out << "<h2>Residual stream</h2><p class=\"where\">Rows are positions, columns residual dimensions; blue positive, "
-         "red negative, on a log scale (six decades).";
+         "red negative, on a log scale where the values span decades (an anchor of 400 beside one-hots of 0.1).";
   if (!trace.placement.sops.empty())
     out << " Beside each map: the value of every s-op decoded from it, checked against the interpreter (red where "
            "they differ; grey where the program does not name the s-op).";
