@@ -3,7 +3,7 @@
 #
 #   bench/compare_all.sh [RASPC] [OUT_DIR]
 #
-# RASPC defaults to build/raspc, OUT_DIR to bench/compare. Writes OUT_DIR/<program>.{md,json,svg}
+# RASPC defaults to build/raspc, OUT_DIR to bench/compare. Writes OUT_DIR/<program>.{md,json,svg,curves.svg}
 # and OUT_DIR/README.md (every table, with the command and settings); progress goes to stderr.
 # Vocabulary and causal mode come from each program's header. About 8 minutes on two shared cores.
 set -eu

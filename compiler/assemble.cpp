@@ -6,6 +6,8 @@
 // than the widest are padded with units whose weights are zero (GELU(0) = 0).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <functional>
 #include <utility>
 
 #include "compiler/ir.hpp"
@@ -43,6 +45,33 @@ std::vector<std::string> snappable_values(const SopInfo& info) {
     display.push_back(numbers[i].second);
   }
   return display;
+}
+
+// "hist.rasp:5:8" for a node's expression, the whole source line it starts on, and its own text.
+nlohmann::json source_of(const Span& span) {
+  if (!span.valid()) return nullptr;
+  const std::string& text = span.file->text;
+  const LineColumn at = line_column(*span.file, span.begin);
+  const size_t newline = span.begin == 0 ? std::string::npos : text.rfind('\n', span.begin - 1);
+  const size_t first = newline == std::string::npos ? 0 : newline + 1;
+  const size_t last = std::min(text.find('\n', span.begin), text.size());
+  const size_t end = std::min<size_t>(span.end, text.size());
+  // The file's own name: where it was compiled from says nothing to a reader of the model.
+  const std::string file = std::filesystem::path(span.file->name).filename().string();
+  return {{"at", file + ":" + std::to_string(at.line) + ":" + std::to_string(at.column)},
+          {"line", text.substr(first, last - first)},
+          {"text", text.substr(span.begin, end > span.begin ? end - span.begin : 0)}};
+}
+
+const char* kind_name(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Tokens: return "tokens";
+    case NodeKind::Indices: return "indices";
+    case NodeKind::Aggregate: return "aggregate";
+    case NodeKind::SelectorWidth: return "selector_width";
+    case NodeKind::Elementwise: return "map";
+    default: return "other";
+  }
 }
 
 }  // namespace
@@ -131,6 +160,67 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
   for (const LoweredBlock& block : lowered.blocks) units.push_back(block.unit_labels);
   model.metadata["mlp_units"] = units;
   return model;
+}
+
+nlohmann::json placement_metadata(const Program& program, const Inference& inference, const Schedule& schedule,
+                                  const Allocation& allocation, const Lowered& lowered, int max_len) {
+  auto has_dims = [&](NodeId id) {
+    return allocation.onehot.count(id) || allocation.numeric.count(id) || allocation.tokens.count(id);
+  };
+  // The residual s-ops a node is computed from: its inputs, looking through selectors, constants
+  // and maps folded into a head or fused into an MLP, down to s-ops with dimensions of their own.
+  std::function<void(NodeId, std::vector<NodeId>&)> sources = [&](NodeId id, std::vector<NodeId>& out) {
+    for (NodeId input : program.node(id).inputs) {
+      if (!has_dims(input)) sources(input, out);
+      else if (std::find(out.begin(), out.end(), input) == out.end()) out.push_back(input);
+    }
+  };
+  nlohmann::json sops = nlohmann::json::array();
+  auto add = [&](NodeId id, const std::vector<int>& dims, bool numerical, int stage, bool scratch) {
+    const SopInfo& info = inference.info[size_t(id)];
+    std::vector<NodeId> read;
+    if (!scratch) sources(id, read);
+    nlohmann::json reads = nlohmann::json::array();
+    for (NodeId r : read) reads.push_back(program.label(r));
+    nlohmann::json values = nlohmann::json::array();
+    if (!scratch)
+      for (const Value& v : info.values) values.push_back(to_display(v));
+    // A width's scratch holds 1/(w+1) for the w keys selected besides BOS, and 0 once erased.
+    if (scratch)
+      for (int w = max_len; w >= -1; --w) values.push_back(w < 0 ? "0" : w == 0 ? "1" : "1/" + std::to_string(w + 1));
+    sops.push_back({{"name", program.label(id) + (scratch ? ".scratch" : "")},
+                    {"kind", scratch ? "scratch" : kind_name(program.node(id).kind)},
+                    {"encoding", numerical ? "numerical" : "categorical"},
+                    {"dims", dims},
+                    {"values", values},
+                    {"value_count", info.values_known ? nlohmann::json(info.values.size()) : nlohmann::json()},
+                    {"stage", stage},
+                    {"reads", reads},
+                    {"output", id == program.output && !scratch},
+                    {"source", source_of(program.node(id).span)}});
+  };
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    const int stage = schedule.ready[size_t(id)];
+    if (auto it = allocation.tokens.find(id); it != allocation.tokens.end()) add(id, it->second, false, 0, false);
+    // A selector width's 1/(w+1) is written by its head, one stage before the MLP that reads it.
+    if (auto it = allocation.scratch.find(id); it != allocation.scratch.end())
+      add(id, {it->second}, true, 2 * schedule.block_of[size_t(id)] - 1, true);
+    if (auto it = allocation.onehot.find(id); it != allocation.onehot.end()) add(id, it->second, false, stage, false);
+    if (auto it = allocation.numeric.find(id); it != allocation.numeric.end()) add(id, {it->second}, true, stage, false);
+  }
+  nlohmann::json heads = nlohmann::json::array();
+  for (const LoweredBlock& block : lowered.blocks) {
+    nlohmann::json layer = nlohmann::json::array();
+    for (const LoweredHead& head : block.heads) {
+      const Node& node = program.node(head.node);
+      layer.push_back({{"sop", program.label(head.node)},
+                       {"kind", kind_name(node.kind)},
+                       {"selector", source_of(program.node(node.inputs.at(0)).span)},
+                       {"source", source_of(node.span)}});
+    }
+    heads.push_back(layer);
+  }
+  return {{"sops", sops}, {"heads", heads}};
 }
 
 }  // namespace raspc::compiler

@@ -110,6 +110,9 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   if (wants("lower")) deliver(dump_lowered(lowered, allocation));
 
   result.model = assemble(program, inference, allocation, lowered, options);
+  const nlohmann::json placement = placement_metadata(program, inference, placed, allocation, lowered, options.max_len);
+  result.model.metadata["sops"] = placement["sops"];
+  result.model.metadata["heads"] = placement["heads"];
   CompileReport& report = result.report;
   const ModelConfig& config = result.model.config;
   report.config = config;

@@ -256,6 +256,13 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
 Model assemble(const Program& program, const Inference& inference, const Allocation& allocation,
                const Lowered& lowered, const CompileOptions& options);
 
+// metadata["sops"] and metadata["heads"]: where each materialised s-op lives (its residual
+// dimensions, the stage that completes it, its encoding, values and source) and which s-op and
+// selector each head computes, so a model file can be drawn and its residual decoded without the
+// compiler (runtime/residual_trace.hpp reads them; the schema is there).
+nlohmann::json placement_metadata(const Program& program, const Inference& inference, const Schedule& schedule,
+                                  const Allocation& allocation, const Lowered& lowered, int max_len);
+
 // Runs the model against the interpreter (options.verify_len, options.samples) and fills the
 // verification fields of the report.
 void verify(const Program& program, const Inference& inference, const Schedule& schedule,

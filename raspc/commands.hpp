@@ -17,5 +17,6 @@ void add_train_command(CLI::App& app);     // raspc/train_command.cpp
 void add_compare_command(CLI::App& app);   // raspc/compare_command.cpp
 void add_bench_command(CLI::App& app);     // raspc/bench_command.cpp
 void add_export_command(CLI::App& app);    // raspc/export_command.cpp
+void add_view_command(CLI::App& app);      // raspc/view_command.cpp
 
 }  // namespace raspc

@@ -34,7 +34,8 @@ void run_compare(const CompareCommandOptions& o, bool write_files) {
   // Before the compiling and training, not after them.
   if (write_files) {
     if (o.prefix.empty()) check_output_path(o.prefix, "-o");
-    for (const char* extension : {".md", ".json", ".svg"}) check_output_path(o.prefix + extension, "-o", {o.program});
+    for (const char* extension : {".md", ".json", ".svg", ".curves.svg"})
+      check_output_path(o.prefix + extension, "-o", {o.program});
   }
   LoadedProgram program = load_program(o.program, o.output_name);
   const bool causal = o.causal || program.header.causal.value_or(false);
@@ -90,7 +91,8 @@ void run_compare(const CompareCommandOptions& o, bool write_files) {
     write_file_atomically(o.prefix + ".md", comparison_markdown(result, base_name(svg)));
     write_file_atomically(o.prefix + ".json", comparison_json(result).dump(2) + "\n");
     write_file_atomically(svg, comparison_svg(result));
-    std::cout << "wrote " << o.prefix << ".md, " << o.prefix << ".json, " << svg << "\n";
+    write_file_atomically(o.prefix + ".curves.svg", comparison_curves_svg(result));
+    std::cout << "wrote " << o.prefix << ".md, " << o.prefix << ".json, " << svg << ", " << o.prefix << ".curves.svg\n";
   }
 }
 
@@ -102,7 +104,7 @@ void add_compare_command(CLI::App& app) {
       "compare", "Compile a program and train GPT-2s on it (compiled shape, a layer fewer, comfortable); one table");
   cmd->add_option("PROGRAM", options->program, "The RASP program (.rasp)")->required();
   cmd->add_option("--output", options->output_name, "The s-op to compare on (default: the program's last expression)");
-  auto* out_option = cmd->add_option("-o", options->prefix, "Also write PREFIX.md, PREFIX.json and PREFIX.svg");
+  auto* out_option = cmd->add_option("-o", options->prefix, "Also write PREFIX.md, PREFIX.json, PREFIX.svg (accuracy by length) and PREFIX.curves.svg (learning curves)");
   cmd->add_flag("--causal", options->causal, "Causal mask and causal program semantics (default: the program header's)");
   // 20,000: the exhaustive limit run_comparison gives the compiler (trainer/compare.cpp).
   cmd->add_option("--verify-samples", options->verify_samples,

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   raspc::add_handset_aab_command(app);
   raspc::add_inspect_command(app);
   raspc::add_export_command(app);
+  raspc::add_view_command(app);
   raspc::add_demo_command(app);
   raspc::add_train_command(app);
   raspc::add_compare_command(app);

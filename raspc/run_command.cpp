@@ -10,7 +10,9 @@
 #include "raspc/commands.hpp"
 #include "runtime/forward.hpp"
 #include "runtime/model_output.hpp"
+#include "runtime/residual_trace.hpp"
 #include "runtime/safetensors.hpp"
+#include "runtime/view/program_check.hpp"
 #include "support/diagnostics.hpp"
 #include "support/utf8.hpp"
 
@@ -20,7 +22,7 @@ namespace {
 
 struct RunOptions {
   std::string model_path, input, inputs_path, device = "cpu";
-  bool margins = false, json = false, logits = false;
+  bool margins = false, json = false, logits = false, trace = false;
 };
 
 // The inputs of --inputs: the file (or standard input for "-") as one SourceFile, so an error
@@ -66,8 +68,18 @@ std::string format_margin(float m) {
 void print_result(const RunOptions& options, const Model& model, const std::string& input,
                   const std::vector<int>& tokens, Backend& backend) {
   const std::vector<int> sequence = with_bos(model, tokens);
-  ForwardResult result = backend.forward({sequence}, output_forward_options(model));
+  ForwardOptions forward = output_forward_options(model);
+  forward.capture_residual = forward.capture_residual || options.trace;
+  ForwardResult result = backend.forward({sequence}, forward);
   PositionOutputs outputs = naming_errors(options.model_path, [&] { return read_outputs(model, result, 0); });
+  if (options.trace) {
+    ResidualTrace trace = naming_errors(options.model_path, [&] { return decode_residual(model, result, 0, sequence); });
+    if (trace.placement.sops.empty())
+      fail_file(options.model_path, "the model says nothing about its s-ops (a trained model, or one compiled before "
+                                    "raspc stored them), so --trace has nothing to decode; raspc view still draws it");
+    naming_errors(options.model_path, [&] { return check_against_program(model, trace); });
+    std::cout << format_trace(trace) << "\n";
+  }
   if (!options.json) {
     std::cout << format_outputs(outputs.values) << "\n";
     if (options.margins) {
@@ -112,10 +124,15 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--margins", options->margins, "Also print each position's logit margin (best minus runner-up)");
   cmd->add_flag("--json", options->json, "One JSON object a result: input, outputs, margins (see the README)");
   cmd->add_flag("--logits", options->logits, "With --json: also every position's logits, BOS included");
+  cmd->add_flag("--trace", options->trace,
+                "First print the residual stream decoded: the value of every s-op at every position after the "
+                "embedding and after every half-block, checked against the interpreter (\"!=\" marks a difference)");
   cmd->callback([options] {
     if (options->input.empty() && options->inputs_path.empty())
       fail_file("run", "give --input TEXT, or --inputs FILE with one input a line");
     if (options->logits && !options->json) fail_file("--logits", "needs --json: the logits are printed as JSON");
+    if (options->trace && (options->json || !options->inputs_path.empty()))
+      fail_file("--trace", "prints tables for one --input; it does not combine with --json or --inputs");
     Device device = device_option(options->device);
     Model model = load_model(options->model_path);
     std::unique_ptr<Backend> backend = make_backend(model, device);

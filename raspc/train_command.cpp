@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 
@@ -11,6 +12,7 @@
 #include "runtime/safetensors.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
+#include "trainer/compare.hpp"
 #include "trainer/program_task.hpp"
 #include "trainer/train.hpp"
 
@@ -80,8 +82,16 @@ std::string steps_text(int steps, double seconds) {
   return text;
 }
 
+// The learning curves beside the model: m.safetensors -> m.curves.svg.
+std::string curves_path_of(const std::string& model_path) {
+  std::filesystem::path path(model_path);
+  return path.replace_extension(".curves.svg").string();
+}
+
 void run_train(const TrainCommandOptions& o) {
   check_writable_output(o.model_path, "-o", {o.program});  // before the training, not after it
+  const std::string curves_path = curves_path_of(o.model_path);
+  check_writable_output(curves_path, "-o", {o.program});
   LoadedProgram program = load_program(o.program, o.output_name);
   const bool causal = o.causal || program.header.causal.value_or(false);
   TaskOptions task_options = task_options_from(o.training, o.shape, program);
@@ -93,6 +103,7 @@ void run_train(const TrainCommandOptions& o) {
   reporter.finish(result, settings.steps);
   result.model.metadata["program"] = program.source->text;
   save_model(result.model, o.model_path);
+  write_file_atomically(curves_path, learning_curves_svg(o.program, {{"trained", -1, result.curve}}));
 
   const ModelConfig& c = result.model.config;
   std::printf("trained %s: %d layer%s, %d head%s, d_model %d, MLP %d, %zu parameters, vocabulary %d\n",
@@ -108,7 +119,7 @@ void run_train(const TrainCommandOptions& o) {
   if (task.unrepresentable_targets() > 0)
     std::printf("note: %ld training targets were output values never seen while building the vocabulary (masked)\n",
                 task.unrepresentable_targets());
-  std::printf("wrote %s\n", o.model_path.c_str());
+  std::printf("wrote %s and its learning curves, %s\n", o.model_path.c_str(), curves_path.c_str());
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #include "runtime/inspect.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "runtime/flops.hpp"
+#include "runtime/residual_trace.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -16,14 +18,6 @@ std::string number(float v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", v);
   return text;
-}
-
-std::vector<std::string> residual_labels(const Model& model) {
-  std::vector<std::string> labels = model.residual_labels;
-  labels.resize(model.config.n_embd);
-  for (int c = 0; c < model.config.n_embd; ++c)
-    if (labels[c].empty()) labels[c] = std::string("d").append(std::to_string(c));
-  return labels;
 }
 
 // "h0.0".."h0.<d_head-1>", "h1.0"... (one head: just the index).
@@ -43,13 +37,11 @@ std::vector<std::string> numbered(const std::string& prefix, int n) {
   return labels;
 }
 
-// The labels of layer l's MLP units: metadata["mlp_units"][l] when the compiler stored them (one
-// string per unit), else "u0", "u1", ... . `tensor` is a name "transformer.h.<l>.mlp...".
-std::vector<std::string> mlp_unit_labels(const Model& model, const std::string& tensor) {
+}  // namespace
+
+std::vector<std::string> mlp_unit_labels(const Model& model, int layer) {
   const int n_inner = model.config.n_inner;
   std::vector<std::string> labels = numbered("u", n_inner);
-  const size_t start = std::string("transformer.h.").size();
-  const int layer = std::stoi(tensor.substr(start, tensor.find('.', start) - start));
   const nlohmann::json& units = model.metadata.contains("mlp_units") ? model.metadata["mlp_units"] : nlohmann::json();
   if (units.is_array() && layer < int(units.size()) && units[layer].is_array())
     for (int u = 0; u < n_inner && u < int(units[layer].size()); ++u)
@@ -58,16 +50,28 @@ std::vector<std::string> mlp_unit_labels(const Model& model, const std::string& 
   return labels;
 }
 
+namespace {
+
+// The layer of a tensor named "transformer.h.<l>....".
+int layer_of(const std::string& tensor) {
+  const size_t start = std::string("transformer.h.").size();
+  return std::stoi(tensor.substr(start, tensor.find('.', start) - start));
+}
+
 std::string shape_text(const std::vector<size_t>& shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) s.append(i ? "," : "").append(std::to_string(shape[i]));
   return s + ")";
 }
 
-std::string format_spec(const Model& model, const ParameterSpec& spec) {
+std::string format_spec(const Model& model, const ParameterSpec& spec, bool dense) {
+  auto matrix = [dense](const std::string& title, const std::vector<std::string>& rows,
+                        const std::vector<std::string>& columns, const float* values, size_t stride) {
+    return format_matrix(title, rows, columns, values, stride, dense);
+  };
   const ModelConfig& cfg = model.config;
   const float* p = model.storage.data() + spec.offset;
-  const std::vector<std::string> residual = residual_labels(model);
+  const std::vector<std::string> residual = numbered_residual_labels(model);
   const std::string& n = spec.name;
   const std::string title = n + " " + shape_text(spec.shape);
   auto ends_with = [&](const std::string& suffix) {
@@ -77,10 +81,10 @@ std::string format_spec(const Model& model, const ParameterSpec& spec) {
   if (n == "transformer.wte.weight") {
     std::vector<std::string> tokens = model.vocab;
     if (model.bos_id >= 0) tokens[model.bos_id] += " (BOS)";
-    return format_matrix(title + "  rows: tokens, columns: residual", tokens, residual, p, cfg.n_embd);
+    return matrix(title + "  rows: tokens, columns: residual", tokens, residual, p, cfg.n_embd);
   }
   if (n == "transformer.wpe.weight")
-    return format_matrix(title + "  rows: positions, columns: residual", numbered("pos ", cfg.n_positions), residual,
+    return matrix(title + "  rows: positions, columns: residual", numbered("pos ", cfg.n_positions), residual,
                          p, cfg.n_embd);
   if (ends_with("attn.c_attn.weight") || ends_with("attn.c_attn.bias")) {
     // The three parts print apart, as the post shows Q, K and V.
@@ -93,29 +97,122 @@ std::string format_spec(const Model& model, const ParameterSpec& spec) {
       part_title.append(" [").append(parts[part]).append("] (").append(C);
       part_title.append(weight ? "," + C + ")  rows: residual, columns: head dimensions" : std::string(")"));
       if (part) out += "\n";
-      out += weight ? format_matrix(part_title, residual, head_labels(cfg), p + part * cfg.n_embd, 3 * cfg.n_embd)
-                    : format_matrix(part_title, bias_row, head_labels(cfg), p + part * cfg.n_embd, 0);
+      out += weight ? matrix(part_title, residual, head_labels(cfg), p + part * cfg.n_embd, 3 * cfg.n_embd)
+                    : matrix(part_title, bias_row, head_labels(cfg), p + part * cfg.n_embd, 0);
     }
     return out;
   }
   if (ends_with("attn.c_proj.weight"))
-    return format_matrix(title + "  rows: head dimensions, columns: residual", head_labels(cfg), residual, p,
+    return matrix(title + "  rows: head dimensions, columns: residual", head_labels(cfg), residual, p,
                          cfg.n_embd);
   if (ends_with("mlp.c_fc.weight"))
-    return format_matrix(title + "  rows: residual, columns: MLP units", residual, mlp_unit_labels(model, n), p,
+    return matrix(title + "  rows: residual, columns: MLP units", residual, mlp_unit_labels(model, layer_of(n)), p,
                          cfg.n_inner);
-  if (ends_with("mlp.c_fc.bias")) return format_matrix(title, bias_row, mlp_unit_labels(model, n), p, 0);
+  if (ends_with("mlp.c_fc.bias")) return matrix(title, bias_row, mlp_unit_labels(model, layer_of(n)), p, 0);
   if (ends_with("mlp.c_proj.weight"))
-    return format_matrix(title + "  rows: MLP units, columns: residual", mlp_unit_labels(model, n), residual, p,
+    return matrix(title + "  rows: MLP units, columns: residual", mlp_unit_labels(model, layer_of(n)), residual, p,
                          cfg.n_embd);
   // Biases and LayerNorm gains and biases over the residual stream.
-  return format_matrix(title, {ends_with("weight") ? "gain" : "bias"}, residual, p, 0);
+  return matrix(title, std::vector<std::string>{ends_with("weight") ? "gain" : "bias"}, residual, p, 0);
 }
 
 }  // namespace
 
-std::string format_matrix(const std::string& title, const std::vector<std::string>& row_labels,
-                          const std::vector<std::string>& column_labels, const float* values, size_t row_stride) {
+LabelledMatrix head_qk_matrix(const Model& model, int layer, int head) {
+  const ModelConfig& c = model.config;
+  const int C = c.n_embd, d = c.d_head();
+  const float* w = model.w.layers.at(size_t(layer)).attn_w;
+  LabelledMatrix m{"layer " + std::to_string(layer) + " head " + std::to_string(head) + " W_QK",
+                   numbered_residual_labels(model), numbered_residual_labels(model), {}};
+  m.values.assign(size_t(C) * C, 0.0);
+  const double scale = 1.0 / std::sqrt(double(d));
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < C; ++j) {
+      double sum = 0;
+      for (int k = 0; k < d; ++k)
+        sum += double(w[size_t(i) * 3 * C + head * d + k]) * w[size_t(j) * 3 * C + C + head * d + k];
+      m.values[size_t(i) * C + j] = sum * scale;
+    }
+  return m;
+}
+
+LabelledMatrix head_ov_matrix(const Model& model, int layer, int head) {
+  const ModelConfig& c = model.config;
+  const int C = c.n_embd, d = c.d_head();
+  const LayerWeights& L = model.w.layers.at(size_t(layer));
+  LabelledMatrix m{"layer " + std::to_string(layer) + " head " + std::to_string(head) + " W_OV",
+                   numbered_residual_labels(model), numbered_residual_labels(model), {}};
+  m.values.assign(size_t(C) * C, 0.0);
+  for (int i = 0; i < C; ++i)
+    for (int j = 0; j < C; ++j) {
+      double sum = 0;
+      for (int k = 0; k < d; ++k)
+        sum += double(L.attn_w[size_t(i) * 3 * C + 2 * C + head * d + k]) * L.attn_proj_w[size_t(head * d + k) * C + j];
+      m.values[size_t(i) * C + j] = sum;
+    }
+  return m;
+}
+
+LabelledMatrix mlp_in_matrix(const Model& model, int layer) {
+  const int C = model.config.n_embd, I = model.config.n_inner;
+  const float* w = model.w.layers.at(size_t(layer)).fc_w;
+  LabelledMatrix m{"layer " + std::to_string(layer) + " MLP W_in", numbered_residual_labels(model),
+                   mlp_unit_labels(model, layer), {}};
+  m.values.assign(w, w + size_t(C) * I);
+  return m;
+}
+
+LabelledMatrix mlp_out_matrix(const Model& model, int layer) {
+  const int C = model.config.n_embd, I = model.config.n_inner;
+  const float* w = model.w.layers.at(size_t(layer)).fc_proj_w;
+  LabelledMatrix m{"layer " + std::to_string(layer) + " MLP W_out", mlp_unit_labels(model, layer),
+                   numbered_residual_labels(model), {}};
+  m.values.assign(w, w + size_t(I) * C);
+  return m;
+}
+
+LabelledMatrix without_zero_lines(const LabelledMatrix& matrix) {
+  std::vector<size_t> rows, columns;
+  for (size_t r = 0; r < matrix.rows.size(); ++r)
+    for (size_t c = 0; c < matrix.columns.size(); ++c)
+      if (matrix.at(r, c) != 0) {
+        rows.push_back(r);
+        break;
+      }
+  for (size_t c = 0; c < matrix.columns.size(); ++c)
+    for (size_t r = 0; r < matrix.rows.size(); ++r)
+      if (matrix.at(r, c) != 0) {
+        columns.push_back(c);
+        break;
+      }
+  LabelledMatrix out{matrix.title, {}, {}, {}};
+  for (size_t r : rows) out.rows.push_back(matrix.rows[r]);
+  for (size_t c : columns) out.columns.push_back(matrix.columns[c]);
+  for (size_t r : rows)
+    for (size_t c : columns) out.values.push_back(matrix.at(r, c));
+  return out;
+}
+
+std::string format_matrix(const std::string& title, const std::vector<std::string>& all_row_labels,
+                          const std::vector<std::string>& all_column_labels, const float* values, size_t row_stride,
+                          bool dense) {
+  // The rows and columns shown: all, or (not dense) those with a non-zero entry.
+  std::vector<size_t> kept_rows, kept_columns;
+  for (size_t i = 0; i < all_row_labels.size(); ++i)
+    for (size_t j = 0; j < all_column_labels.size(); ++j)
+      if (dense || values[i * row_stride + j] != 0.0f) {
+        kept_rows.push_back(i);
+        break;
+      }
+  for (size_t j = 0; j < all_column_labels.size(); ++j)
+    for (size_t i = 0; i < all_row_labels.size(); ++i)
+      if (dense || values[i * row_stride + j] != 0.0f) {
+        kept_columns.push_back(j);
+        break;
+      }
+  std::vector<std::string> row_labels, column_labels;
+  for (size_t i : kept_rows) row_labels.push_back(all_row_labels[i]);
+  for (size_t j : kept_columns) column_labels.push_back(all_column_labels[j]);
   const size_t rows = row_labels.size(), columns = column_labels.size();
   std::vector<std::vector<std::string>> cells(rows, std::vector<std::string>(columns));
   size_t label_width = 0;
@@ -124,11 +221,16 @@ std::string format_matrix(const std::string& title, const std::vector<std::strin
   for (size_t j = 0; j < columns; ++j) widths[j] = column_labels[j].size();
   for (size_t i = 0; i < rows; ++i)
     for (size_t j = 0; j < columns; ++j) {
-      cells[i][j] = number(values[i * row_stride + j]);
+      cells[i][j] = number(values[kept_rows[i] * row_stride + kept_columns[j]]);
       widths[j] = std::max(widths[j], cells[i][j].size());
     }
   std::ostringstream out;
   out << title << "\n";
+  if (!dense && (rows < all_row_labels.size() || columns < all_column_labels.size())) {
+    if (rows == 0) return out.str() + "(all zero)\n";
+    out << "(" << all_row_labels.size() - rows << " all-zero rows and " << all_column_labels.size() - columns
+        << " all-zero columns left out)\n";
+  }
   auto pad_left = [&](const std::string& s, size_t width) { out << std::string(width - s.size(), ' ') << s; };
   out << std::string(label_width, ' ');
   for (size_t j = 0; j < columns; ++j) {
@@ -169,7 +271,7 @@ std::string describe_model(const Model& model) {
     out << "\n";
   }
   out << "residual:";
-  std::vector<std::string> labels = residual_labels(model);
+  std::vector<std::string> labels = numbered_residual_labels(model);
   for (size_t i = 0; i < labels.size(); ++i) out << " " << i << ":" << labels[i];
   out << "\n";
   for (const auto& [key, value] : model.metadata.items()) {
@@ -184,10 +286,150 @@ std::string describe_model(const Model& model) {
   return out.str();
 }
 
-std::string format_tensor(const Model& model, const std::string& name) {
+namespace {
+
+nlohmann::json nonzero_pattern(const LabelledMatrix& full) {
+  const LabelledMatrix m = without_zero_lines(full);
+  return {{"rows", m.rows}, {"columns", m.columns}, {"shape", {full.rows.size(), full.columns.size()}}};
+}
+
+// "a b c ... 12 more": as many labels as fit in `room` characters.
+std::string label_list(const nlohmann::json& labels, size_t room = 90) {
+  std::string out;
+  size_t shown = 0;
+  for (const nlohmann::json& label : labels) {
+    const std::string text = label.get<std::string>();
+    if (shown > 0 && out.size() + text.size() + 1 > room) break;
+    out += (shown++ ? " " : "") + text;
+  }
+  if (shown < labels.size()) out += " ... " + std::to_string(labels.size() - shown) + " more";
+  return out.empty() ? "none" : out;
+}
+
+std::string pattern_line(const char* name, const nlohmann::json& pattern) {
+  const size_t rows = pattern["rows"].size(), columns = pattern["columns"].size();
+  std::string line = std::string("    ") + name + ": ";
+  if (rows == 0) return line + "all zero\n";
+  line += std::to_string(rows) + " of " + pattern["shape"][0].dump() + " rows x " + std::to_string(columns) + " of " +
+          pattern["shape"][1].dump() + " columns not all zero\n";
+  return line + "      rows: " + label_list(pattern["rows"]) + "\n      columns: " + label_list(pattern["columns"]) + "\n";
+}
+
+}  // namespace
+
+std::string describe_verification(const nlohmann::json& v) {
+  if (!v.is_object() || !v.contains("inputs_checked")) return "";
+  char worst[64] = "";
+  if (v.contains("min_logit_margin") && v["min_logit_margin"].is_number())
+    std::snprintf(worst, sizeof worst, ", minimum logit margin %.2f", v["min_logit_margin"].get<double>());
+  if (v.contains("worst_numerical_error") && v["worst_numerical_error"].is_number())
+    std::snprintf(worst, sizeof worst, ", worst numerical error %.3g", v["worst_numerical_error"].get<double>());
+  std::ostringstream out;
+  out << v["inputs_checked"].dump() << " inputs up to length " << v.value("verified_len", nlohmann::json()).dump()
+      << (v.value("exhaustive", false) == true ? " (all of them)" : " (sampled)") << ", "
+      << v.value("mismatches", nlohmann::json()).dump() << " mismatches" << worst;
+  return out.str();
+}
+
+nlohmann::json model_summary(const Model& model) {
+  const ModelConfig& c = model.config;
+  nlohmann::json s;
+  s["config"] = {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"d_head", c.d_head()},
+                 {"n_inner", c.n_inner}, {"n_positions", c.n_positions}, {"vocab_size", c.vocab_size},
+                 {"causal", c.causal}, {"layer_norm", c.layer_norm},
+                 {"activation", c.activation == Activation::Gelu ? "gelu" : "relu"}};
+  s["parameters"] = parameter_count(c);
+  s["flops_per_token"] = flops_per_token(c, c.n_positions);
+  s["vocabulary"] = model.vocab;
+  s["bos"] = model.bos_id >= 0 ? nlohmann::json(model.vocab[size_t(model.bos_id)]) : nlohmann::json();
+  nlohmann::json inputs = nlohmann::json::array();
+  for (int id : model.input_ids) inputs.push_back(model.vocab[size_t(id)]);
+  s["input_tokens"] = inputs;
+  s["residual_labels"] = numbered_residual_labels(model);
+  const nlohmann::json heads = model.metadata.contains("heads") ? model.metadata["heads"] : nlohmann::json::array();
+  s["layers"] = nlohmann::json::array();
+  for (int l = 0; l < c.n_layer; ++l) {
+    nlohmann::json layer = {{"heads", nlohmann::json::array()}};
+    for (int h = 0; h < c.n_head; ++h) {
+      nlohmann::json head = {{"head", h}, {"sop", nullptr}, {"kind", nullptr}, {"selector", nullptr}, {"at", nullptr}};
+      if (heads.is_array() && size_t(l) < heads.size() && heads[size_t(l)].is_array() &&
+          size_t(h) < heads[size_t(l)].size() && heads[size_t(l)][size_t(h)].is_object()) {
+        const nlohmann::json& placed = heads[size_t(l)][size_t(h)];
+        const nlohmann::json selector = placed.value("selector", nlohmann::json());
+        head["sop"] = placed.value("sop", nlohmann::json());
+        head["kind"] = placed.value("kind", nlohmann::json());
+        if (selector.is_object()) head["selector"] = selector.value("text", nlohmann::json()), head["at"] = selector.value("at", nlohmann::json());
+      }
+      head["qk"] = nonzero_pattern(head_qk_matrix(model, l, h));
+      head["ov"] = nonzero_pattern(head_ov_matrix(model, l, h));
+      layer["heads"].push_back(head);
+    }
+    if (c.n_inner > 0) {
+      const nlohmann::json in = nonzero_pattern(mlp_in_matrix(model, l)), out = nonzero_pattern(mlp_out_matrix(model, l));
+      layer["mlp"] = {{"units", out["rows"]}, {"in", in}, {"out", out}};
+    } else {
+      layer["mlp"] = nullptr;
+    }
+    s["layers"].push_back(layer);
+  }
+  s["verification"] = model.metadata.contains("compile") ? model.metadata["compile"] : nlohmann::json();
+  s["training"] = model.metadata.contains("trainer") ? model.metadata["trainer"] : nlohmann::json();
+  return s;
+}
+
+std::string format_model_summary(const nlohmann::json& s) {
+  std::ostringstream out;
+  const nlohmann::json& c = s["config"];
+  out << "config: " << c["n_layer"] << " layer" << (c["n_layer"] == 1 ? "" : "s") << ", " << c["n_head"] << " head"
+      << (c["n_head"] == 1 ? "" : "s") << ", n_embd " << c["n_embd"] << " (d_head " << c["d_head"] << "), MLP "
+      << c["n_inner"] << ", positions " << c["n_positions"] << ", vocabulary " << c["vocab_size"] << ", "
+      << (c["causal"] == true ? "causal" : "bidirectional") << ", LayerNorm " << (c["layer_norm"] == true ? "on" : "off")
+      << ", " << c["activation"].get<std::string>() << "\n";
+  char flops[64];
+  std::snprintf(flops, sizeof flops, "%.0f", s["flops_per_token"].get<double>());
+  out << "parameters: " << s["parameters"] << "; FLOPs per token: " << flops << " (at " << c["n_positions"]
+      << " positions)\n";
+  out << "vocabulary: " << label_list(s["vocabulary"]) << (s["bos"].is_null() ? "" : " (BOS " + s["bos"].get<std::string>() + ")")
+      << "\n";
+  out << "residual (" << s["residual_labels"].size() << "): " << label_list(s["residual_labels"]) << "\n";
+  for (size_t l = 0; l < s["layers"].size(); ++l) {
+    const nlohmann::json& layer = s["layers"][l];
+    out << "layer " << l << "\n";
+    for (const nlohmann::json& head : layer["heads"]) {
+      out << "  head " << head["head"] << ": ";
+      auto text = [](const nlohmann::json& j) { return j.is_string() ? j.get<std::string>() : std::string("?"); };
+      if (head["sop"].is_string())
+        out << text(head["sop"]) << " = " << text(head["kind"]) << " over " << text(head["selector"])
+            << (head["at"].is_string() ? " (" + text(head["at"]) + ")" : "") << "\n";
+      else
+        out << (s["layers"][0]["heads"][0]["sop"].is_string() ? "unused (padding)" : "no selector recorded") << "\n";
+      out << pattern_line("W_QK", head["qk"]) << pattern_line("W_OV", head["ov"]);
+    }
+    if (!layer["mlp"].is_null()) {
+      out << "  MLP: " << layer["mlp"]["units"].size() << " of " << c["n_inner"] << " units used: "
+          << label_list(layer["mlp"]["units"], 70) << "\n";
+      out << pattern_line("W_in", layer["mlp"]["in"]) << pattern_line("W_out", layer["mlp"]["out"]);
+    }
+  }
+  if (std::string verified = describe_verification(s["verification"]); !verified.empty())
+    out << "verification: " << verified << "\n";
+  if (s["training"].is_object() && s["training"].contains("result") && s["training"]["result"].is_object()) {
+    std::string line = "training:";
+    for (const auto& [key, value] : s["training"]["result"].items())
+      if (!value.is_array() && !value.is_object()) line += " " + key + " " + value.dump() + ",";
+    line.back() = '\n';
+    out << line;
+  }
+  out << "(every matrix: --all, or --tensor NAME; all-zero rows and columns are left out unless --dense)\n";
+  return out.str();
+}
+
+std::string format_tensor(const Model& model, const std::string& name) { return format_tensor(model, name, true); }
+
+std::string format_tensor(const Model& model, const std::string& name, bool dense) {
   std::string names;
   for (const ParameterSpec& spec : parameter_specs(model.config)) {
-    if (spec.name == name) return format_spec(model, spec);
+    if (spec.name == name) return format_spec(model, spec, dense);
     names += (names.empty() ? "" : ", ") + spec.name;
   }
   auto arg = std::make_shared<SourceFile>(SourceFile{"--tensor", name});
@@ -195,9 +437,12 @@ std::string format_tensor(const Model& model, const std::string& name) {
           "the model has no tensor \"" + name + "\"; its tensors are " + names);
 }
 
-std::string format_all_tensors(const Model& model) {
+std::string format_all_tensors(const Model& model) { return format_all_tensors(model, true); }
+
+std::string format_all_tensors(const Model& model, bool dense) {
   std::string out;
-  for (const ParameterSpec& spec : parameter_specs(model.config)) out.append("\n").append(format_spec(model, spec));
+  for (const ParameterSpec& spec : parameter_specs(model.config))
+    out.append("\n").append(format_spec(model, spec, dense));
   return out;
 }
 

@@ -94,6 +94,13 @@ const std::string* snapped(const std::vector<std::pair<double, std::string>>& va
   return &nearest->second;
 }
 
+std::string reading_text(float reading, const std::vector<std::pair<double, std::string>>& values) {
+  if (const std::string* exact = values.empty() ? nullptr : snapped(values, reading)) return *exact;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", reading == 0.0f ? 0.0f : reading);  // no "-0"
+  return text;
+}
+
 std::string describe_vocabulary(const Model& model, const std::vector<int>& ids) {
   std::string s;
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -244,14 +251,7 @@ PositionOutputs read_outputs(const Model& model, const ForwardResult& result, in
     const std::vector<std::pair<double, std::string>> values = output_values(output);
     const int last_stage = 2 * model.config.n_layer;
     for (int t = first; t < length; ++t) {
-      float value = result.residual_at(b, last_stage, t)[dim];
-      if (const std::string* exact = values.empty() ? nullptr : snapped(values, value)) {
-        out.values.push_back(*exact);
-      } else {
-        char text[32];
-        std::snprintf(text, sizeof text, "%.6g", value == 0.0f ? 0.0f : value);  // no "-0"
-        out.values.push_back(text);
-      }
+      out.values.push_back(reading_text(result.residual_at(b, last_stage, t)[dim], values));
       out.margins.push_back(std::numeric_limits<float>::quiet_NaN());
     }
     return out;
@@ -293,8 +293,22 @@ PositionOutputs run_positions(Backend& backend, const Model& model, const std::v
   return read_outputs(model, result, 0);
 }
 
+std::string format_reading(float reading, const std::vector<std::string>& exact_values) {
+  std::vector<std::pair<double, std::string>> values;
+  for (const std::string& text : exact_values) {
+    double number = 0;
+    if (parse_number(text, number)) values.emplace_back(number, text);
+  }
+  std::sort(values.begin(), values.end());
+  return reading_text(reading, values);
+}
+
 bool output_matches(const Model& model, const std::string& produced, const std::string& expected) {
   if (!has_numerical_output(model)) return produced == expected;
+  return numbers_match(produced, expected);
+}
+
+bool numbers_match(const std::string& produced, const std::string& expected) {
   double got = 0, want = 0;
   if (!parse_number(produced, got) || !parse_number(expected, want)) return produced == expected;
   return within_tolerance(got, want);

@@ -83,6 +83,14 @@ constexpr double kNumericalOutputTolerance = 1e-3;
 // so a raw reading (0.333336) and a snapped one (1/3) both match 1/3.
 bool output_matches(const Model& model, const std::string& produced, const std::string& expected);
 
+// A numerical reading as text: the value of `exact_values` (numbers as the interpreter displays
+// them) it stands for when within kNumericalOutputTolerance of it, else the raw number (%.6g).
+std::string format_reading(float reading, const std::vector<std::string>& exact_values);
+
+// Whether two numbers as the interpreter displays them (3, -1.5, 1/3, True) are equal within
+// kNumericalOutputTolerance; texts that are not numbers compare as text.
+bool numbers_match(const std::string& produced, const std::string& expected);
+
 // "[1,1,2,2,1]": the values joined by commas, as `raspc eval` prints a sequence.
 std::string format_outputs(const std::vector<std::string>& values);
 

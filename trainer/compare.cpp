@@ -193,6 +193,7 @@ CompareResult run_comparison(const Program& program, Task& task, const CompareSe
     arm.steps_run = trained.steps_run;
     arm.seconds = trained.seconds;
     arm.steps_to_99 = trained.steps_to_99;
+    arm.curve = trained.curve;
     arm.steps_to_100 = trained.steps_to_100;
     arm.seconds_to_99 = trained.seconds_to_99;
     arm.seconds_to_100 = trained.seconds_to_100;

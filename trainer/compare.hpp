@@ -43,6 +43,7 @@ struct ArmResult {
   int steps_to_99 = -1, steps_to_100 = -1;
   double seconds_to_99 = -1, seconds_to_100 = -1;
   std::vector<HeadMatch> heads;  // trained arms: one per compiled head
+  std::vector<CurvePoint> curve;  // trained arms: the learning curve
 };
 
 struct CompareSettings {
@@ -71,5 +72,16 @@ std::string comparison_table(const CompareResult& result);
 std::string comparison_markdown(const CompareResult& result, const std::string& svg_file_name);
 nlohmann::json comparison_json(const CompareResult& result);
 std::string comparison_svg(const CompareResult& result);
+
+// Learning curves as one SVG: held-out token accuracy and loss against step, one line
+// per named curve (the trained arms of a comparison, each in its colour of comparison_svg, or one
+// training run).
+struct NamedCurve {
+  std::string name;
+  int colour = -1;  // the plot palette's index; -1: the curve's position
+  std::vector<CurvePoint> points;
+};
+std::string learning_curves_svg(const std::string& title, const std::vector<NamedCurve>& curves);
+std::string comparison_curves_svg(const CompareResult& result);
 
 }  // namespace raspc

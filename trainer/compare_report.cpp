@@ -232,7 +232,9 @@ std::string comparison_svg(const CompareResult& r) {
   for (size_t k = 0; k < r.arms.size(); ++k) {
     const ArmResult& a = r.arms[k];
     if (!a.available) continue;
-    PlotSeries series{a.name, false, int(k), {}, {}};  // an arm keeps its colour when another is missing
+    // An arm keeps its colour when another is missing; the compiled arm, exact at every length
+    // where trained arms may be too, is drawn on top of them.
+    PlotSeries series{a.name, false, int(k), {}, {}, !a.trained};
     for (size_t L = 0; L < a.by_length.size(); ++L)
       if (a.by_length[L].positions > 0) {
         series.x.push_back(double(L + 1));
@@ -241,6 +243,30 @@ std::string comparison_svg(const CompareResult& r) {
     spec.series.push_back(std::move(series));
   }
   return render_svg_plot(spec);
+}
+
+std::string learning_curves_svg(const std::string& title, const std::vector<NamedCurve>& curves) {
+  PlotSpec accuracy{.title = title + ": held-out token accuracy", .x_label = "step", .y_label = "token accuracy (%)"};
+  accuracy.y_range = {0, 100};
+  PlotSpec loss{.title = title + ": held-out loss", .x_label = "step", .y_label = "cross-entropy", .log_y = true};
+  for (size_t k = 0; k < curves.size(); ++k) {
+    const int colour = curves[k].colour >= 0 ? curves[k].colour : int(k);
+    PlotSeries a{curves[k].name, false, colour, {}, {}}, l{curves[k].name, false, colour, {}, {}};
+    for (const CurvePoint& point : curves[k].points) {
+      a.x.push_back(point.step), a.y.push_back(100 * point.held_out_accuracy);
+      l.x.push_back(point.step), l.y.push_back(point.held_out_loss);
+    }
+    accuracy.series.push_back(std::move(a));
+    loss.series.push_back(std::move(l));
+  }
+  return render_svg_plots({accuracy, loss});
+}
+
+std::string comparison_curves_svg(const CompareResult& r) {
+  std::vector<NamedCurve> curves;
+  for (size_t k = 0; k < r.arms.size(); ++k)
+    if (r.arms[k].trained && r.arms[k].available) curves.push_back({r.arms[k].name, int(k), r.arms[k].curve});
+  return learning_curves_svg(r.program_name, curves);
 }
 
 }  // namespace raspc

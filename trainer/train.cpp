@@ -13,17 +13,24 @@ void Evaluation::add(const Evaluation& o) {
   correct_positions += o.correct_positions;
   sequences += o.sequences;
   correct_sequences += o.correct_sequences;
+  loss_sum += o.loss_sum;
 }
 
 Evaluation evaluate_held_out(Network<float>& network, const std::vector<int>& output_ids, const HeldOutSet& set,
                              int chunk) {
   Evaluation e;
   const int T = set.length + 1;
-  std::vector<int> tokens(size_t(chunk) * T), lengths(chunk, T), predicted(size_t(chunk) * T);
+  std::vector<int> tokens(size_t(chunk) * T), lengths(chunk, T), predicted(size_t(chunk) * T), targets(size_t(chunk) * T);
   for (size_t first = 0; first < set.tokens.size(); first += chunk) {
     const int B = int(std::min<size_t>(chunk, set.tokens.size() - first));
-    for (int b = 0; b < B; ++b) std::copy(set.tokens[first + b].begin(), set.tokens[first + b].end(), tokens.begin() + size_t(b) * T);
-    network.forward(tokens.data(), lengths.data(), nullptr, B, T);
+    long chunk_positions = 0;
+    for (int b = 0; b < B; ++b) {
+      std::copy(set.tokens[first + b].begin(), set.tokens[first + b].end(), tokens.begin() + size_t(b) * T);
+      std::copy(set.targets[first + b].begin(), set.targets[first + b].end(), targets.begin() + size_t(b) * T);
+      chunk_positions += std::count_if(set.targets[first + b].begin(), set.targets[first + b].end(), [](int t) { return t != -1; });
+    }
+    const double loss = network.forward(tokens.data(), lengths.data(), targets.data(), B, T);
+    if (chunk_positions > 0) e.loss_sum += loss * double(chunk_positions);
     network.predict(predicted.data(), output_ids);
     for (int b = 0; b < B; ++b) {
       const std::vector<int>& targets = set.targets[first + b];
@@ -124,6 +131,8 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
   TrainProgress p;
   p.steps = s.steps;
   double seconds = 0;
+  double loss_since_evaluation = 0;
+  int steps_since_evaluation = 0;
   for (int step = 0; step < s.steps; ++step) {
     const auto start = Clock::now();
     task.fill_batch(batch, s.batch, data_rng);
@@ -145,6 +154,8 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
     p.steps_per_second = seconds > 0 ? p.step / seconds : 0;
     result.final_loss = p.loss;
     result.steps_run = p.step;
+    loss_since_evaluation += p.loss;
+    ++steps_since_evaluation;
 
     const bool last = p.step == s.steps;
     bool perfect = false;
@@ -152,6 +163,9 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
       Evaluation e = evaluate_lengths(network, task, options.train_min, options.train_max, s.batch);
       p.held_out_accuracy = e.token_accuracy();
       result.held_out = e;
+      result.curve.push_back({p.step, p.held_out_accuracy, e.mean_loss(), loss_since_evaluation / steps_since_evaluation});
+      loss_since_evaluation = 0;
+      steps_since_evaluation = 0;
       if (p.held_out_accuracy >= 0.99 && result.steps_to_99 < 0) {
         result.steps_to_99 = p.step;
         result.seconds_to_99 = seconds;
@@ -174,7 +188,17 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
                            {"steps_to_99", result.steps_to_99},
                            {"steps_to_100", result.steps_to_100},
                            {"unrepresentable_targets", task.unrepresentable_targets()}};
-  result.model.metadata["trainer"] = {{"settings", settings_json(s, options)}, {"result", report}};
+  nlohmann::json curve = {{"step", nlohmann::json::array()},
+                          {"held_out_token_accuracy", nlohmann::json::array()},
+                          {"held_out_loss", nlohmann::json::array()},
+                          {"training_loss", nlohmann::json::array()}};
+  for (const CurvePoint& point : result.curve) {
+    curve["step"].push_back(point.step);
+    curve["held_out_token_accuracy"].push_back(point.held_out_accuracy);
+    curve["held_out_loss"].push_back(point.held_out_loss);
+    curve["training_loss"].push_back(point.training_loss);
+  }
+  result.model.metadata["trainer"] = {{"settings", settings_json(s, options)}, {"result", report}, {"curve", curve}};
   return result;
 }
 

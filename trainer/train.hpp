@@ -35,6 +35,8 @@ struct TrainSettings {
 struct Evaluation {
   long positions = 0, correct_positions = 0;
   long sequences = 0, correct_sequences = 0;
+  double loss_sum = 0;  // cross-entropy summed over the counted positions
+  double mean_loss() const { return positions ? loss_sum / double(positions) : 0.0; }
   double token_accuracy() const { return positions ? double(correct_positions) / positions : 0.0; }
   double sequence_accuracy() const { return sequences ? double(correct_sequences) / sequences : 0.0; }
   void add(const Evaluation& other);
@@ -55,8 +57,17 @@ struct TrainProgress {
   double steps_per_second = 0;
 };
 
+// One held-out evaluation during training, a point of the learning curve.
+struct CurvePoint {
+  int step = 0;
+  double held_out_accuracy = 0;  // token accuracy at the training lengths
+  double held_out_loss = 0;      // mean cross-entropy there
+  double training_loss = 0;      // mean batch loss over the steps since the previous point
+};
+
 struct TrainResult {
   Model model;
+  std::vector<CurvePoint> curve;  // every held-out evaluation, in step order
   int steps_run = 0;
   double seconds = 0;  // training time, evaluations not counted
   float final_loss = 0;

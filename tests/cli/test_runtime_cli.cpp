@@ -59,9 +59,9 @@ TEST_CASE("raspc run prints the output at every position") {
   CHECK(raspc_cli(std::string("run ") + kModel + " --input '[a,b]' --device cpu").out == "[b,a]\n");
 }
 
-TEST_CASE("raspc inspect prints the config and every labelled matrix") {
+TEST_CASE("raspc inspect --all --dense prints the config and every labelled matrix") {
   AabFile file;
-  Outcome o = raspc_cli(std::string("inspect ") + kModel);
+  Outcome o = raspc_cli(std::string("inspect --all --dense ") + kModel);
   CHECK(o.status == 0);
   CHECK(o.out.find("parameters: 344\nFLOPs per token: 783 (attending to all 5 positions)\nvocabulary: a b\n") !=
         std::string::npos);
@@ -69,10 +69,18 @@ TEST_CASE("raspc inspect prints the config and every labelled matrix") {
                    "   pos:0  pos:1  pos:2  pos:3  pos:4  tokens:a  tokens:b  scratch\n"
                    "a      0      0      0      0      0         1         0        0\n"
                    "b      0      0      0      0      0         0         1        0\n") != std::string::npos);
-  Outcome one = raspc_cli(std::string("inspect ") + kModel + " --tensor transformer.h.0.attn.c_proj.bias");
+  Outcome one = raspc_cli(std::string("inspect ") + kModel + " --tensor transformer.h.0.attn.c_proj.bias --dense");
   CHECK(one.out == "transformer.h.0.attn.c_proj.bias (8)\n"
                    "      pos:0  pos:1  pos:2  pos:3  pos:4  tokens:a  tokens:b  scratch\n"
                    "bias      0      0      0      0      0      1024         0        0\n");
+  // Without --dense the all-zero columns are left out, and said to be.
+  one = raspc_cli(std::string("inspect ") + kModel + " --tensor transformer.h.0.attn.c_proj.bias");
+  CHECK(one.out == "transformer.h.0.attn.c_proj.bias (8)\n"
+                   "(0 all-zero rows and 7 all-zero columns left out)\n"
+                   "      tokens:a\n"
+                   "bias      1024\n");
+  one = raspc_cli(std::string("inspect ") + kModel + " --tensor transformer.h.0.attn.c_attn.bias");
+  CHECK(one.out.rfind("transformer.h.0.attn.c_attn.bias [q] (8)\n(all zero)\n\n", 0) == 0);
 }
 
 TEST_CASE("the runtime commands explain bad input") {

@@ -57,7 +57,13 @@ TEST_CASE("raspc train writes a model that raspc run and inspect accept") {
   Run train = raspc("train " + program("aab.rasp") + kAabTraining + " -o " + model);
   INFO(train.err);
   REQUIRE(train.code == 0);
-  CHECK(train.out.find("wrote " + model + "\n") != std::string::npos);
+  const std::string curves = (scratch() / "aab.curves.svg").string();
+  CHECK(train.out.find("wrote " + model + " and its learning curves, " + curves + "\n") != std::string::npos);
+  // Held-out accuracy and loss at each of the 3 evaluations, one series each.
+  const std::string svg = slurp(curves);
+  CHECK(svg.find("held-out token accuracy") != std::string::npos);
+  CHECK(svg.find("held-out loss") != std::string::npos);
+  CHECK(svg.find("class=\"series\"") != std::string::npos);
   CHECK(train.out.find("held-out, lengths 1-6: token accuracy 100.00%") != std::string::npos);
   // Not a terminal: plain lines at every evaluation.
   CHECK(train.err.find("step 100/300  loss ") != std::string::npos);
@@ -67,6 +73,12 @@ TEST_CASE("raspc train writes a model that raspc run and inspect accept") {
   CHECK(run.code == 0);
   CHECK(run.out == "[a,b,a,a,b]\n");
   CHECK(raspc("inspect " + model).code == 0);
+  // The curve is in the file too: an evaluation every 100 steps, held-out loss falling as the
+  // accuracy reaches 100%.
+  const nlohmann::json curve = nlohmann::json::parse(raspc("inspect " + model + " --json").out)["training"]["curve"];
+  CHECK(curve["step"] == nlohmann::json({100, 200, 300}));
+  CHECK(curve["held_out_token_accuracy"][2] == 1.0);
+  CHECK(curve["held_out_loss"][2].get<double>() < curve["held_out_loss"][0].get<double>());
 }
 
 TEST_CASE("raspc train: the same seed writes the same file") {
@@ -112,4 +124,10 @@ TEST_CASE("raspc compare prints one table and writes Markdown, JSON and SVG") {
   CHECK(svg.rfind("<svg ", 0) == 0);
   CHECK(svg.find("</svg>") != std::string::npos);
   CHECK(slurp(prefix + ".md").find("![token accuracy against length](aab_compare.svg)") != std::string::npos);
+  // The learning curves: one accuracy and one loss line per trained arm.
+  const std::string curves = slurp(prefix + ".curves.svg");
+  size_t lines = 0;
+  for (size_t at = curves.find("class=\"series\""); at != std::string::npos; at = curves.find("class=\"series\"", at + 1)) ++lines;
+  CHECK(lines == 6);
+  CHECK(curves.find(">trained, comfortable<") != std::string::npos);
 }

@@ -1,0 +1,86 @@
+// raspc view MODEL|PROGRAM.rasp --input X -o view.html: one self-contained HTML page of what the
+// model computes on the input (runtime/view/html_view.hpp says what is on it).
+#include <iostream>
+
+#include "compiler/compile.hpp"
+#include "language/evaluate.hpp"
+#include "language/input.hpp"
+#include "language/program_file.hpp"
+#include "raspc/command_options.hpp"
+#include "raspc/commands.hpp"
+#include "runtime/model_output.hpp"
+#include "runtime/residual_trace.hpp"
+#include "runtime/safetensors.hpp"
+#include "runtime/view/html_view.hpp"
+#include "runtime/view/program_check.hpp"
+#include "support/atomic_file.hpp"
+#include "support/diagnostics.hpp"
+
+namespace raspc {
+
+namespace {
+
+struct ViewOptions {
+  std::string file, input, out_path, vocab;
+  int max_len = 0;
+  bool causal = false;
+};
+
+bool is_program_file(const std::string& path) {
+  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".rasp") == 0;
+}
+
+// A program is compiled (and verified) first, for the input's length unless --max-len says more.
+Model compile_for_view(const ViewOptions& options, bool have_vocab) {
+  auto source = read_source_file(options.file);
+  const auto header = read_program_header(source);
+  CompileOptions compile;
+  compile.vocab = have_vocab ? parse_vocabulary(options.vocab, "--vocab") : header_vocabulary(header);
+  if (compile.vocab.empty())
+    fail_file(options.file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
+  const int input_length = int(parse_input(options.input, "--input", &compile.vocab).size());
+  if (options.max_len != 0 && (options.max_len < input_length || options.max_len > 4096))
+    fail_file("--max-len", "must be from the input's length " + std::to_string(input_length) + " to 4096, not " +
+                               std::to_string(options.max_len));
+  compile.max_len = options.max_len != 0 ? options.max_len : input_length;
+  compile.mode = options.causal || header.causal.value_or(false) ? Mode::Causal : Mode::Bidirectional;
+  compile.source_text = source->text;
+  Program program = evaluate_program(source);
+  CompileResult result = naming_errors(options.file, [&] { return compile_program(program, compile); });
+  if (result.report.mismatches > 0)
+    fail_file(options.file, "verification found " + std::to_string(result.report.mismatches) +
+                                " mismatching inputs; `raspc compile --force` writes such a model, and view can open it");
+  return std::move(result.model);
+}
+
+}  // namespace
+
+void add_view_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("view", "Write an HTML page of what a model (or a program, compiled first) computes on an input");
+  auto options = std::make_shared<ViewOptions>();
+  cmd->add_option("file", options->file, "The model file (.safetensors) or a RASP program (.rasp)")->required();
+  cmd->add_option("--input", options->input, "The input: hello (one token a character) or [3,1,2,4]")->required();
+  auto* out = cmd->add_option("-o", options->out_path, "Write the page here (.html)")->required();
+  auto* vocab = cmd->add_option("--vocab", options->vocab, "For a program: its input symbols (default: its # vocab: line)");
+  auto* max_len = cmd->add_option("--max-len", options->max_len, "For a program: the longest input (default: the input's length)");
+  auto* causal = cmd->add_flag("--causal", options->causal, "For a program: compile it causal (GPT-2 semantics; default: the program's # causal: line)");
+  cmd->callback([options, out, vocab, max_len, causal] {
+    check_output_path(options->out_path, "-o", {options->file});
+    const bool program = is_program_file(options->file);
+    if (!program)
+      for (auto* option : {vocab, max_len, causal})
+        if (option->count() > 0) fail_file(option->get_name(), "applies to a .rasp program, not to a model file");
+    Model model = program ? compile_for_view(*options, vocab->count() > 0) : load_model(options->file);
+    const std::vector<int> sequence = with_bos(model, parse_model_input(model, options->input));
+    std::unique_ptr<Backend> backend = make_backend(model, Device::Cpu);
+    ForwardOptions forward;
+    forward.capture_residual = forward.capture_attention = true;
+    ForwardResult result = backend->forward({sequence}, forward);
+    ResidualTrace trace = naming_errors(options->file, [&] { return decode_residual(model, result, 0, sequence); });
+    naming_errors(options->file, [&] { return check_against_program(model, trace); });
+    write_file_atomically(options->out_path, render_view_html(model, result, trace, options->file));
+    std::cout << "wrote " << options->out_path << (trace.any_mismatch() ? " (some s-ops differ from the interpreter: shown in red)" : "") << "\n";
+  });
+}
+
+}  // namespace raspc

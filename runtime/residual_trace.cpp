@@ -1,0 +1,209 @@
+#include "runtime/residual_trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "runtime/model_output.hpp"
+#include "support/diagnostics.hpp"
+
+namespace raspc {
+
+namespace {
+
+[[noreturn]] void bad_placement(const std::string& what) {
+  fail_at(Span{}, "the model's s-op metadata " + what + "; recompile the model to rewrite it");
+}
+
+std::string text_field(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
+  if (!j[key].is_string()) bad_placement(std::string("has a \"") + key + "\" that is not text");
+  return j[key].get<std::string>();
+}
+
+SourceLocation location_of(const nlohmann::json& j) {
+  return {text_field(j, "at"), text_field(j, "line"), text_field(j, "text")};
+}
+
+std::vector<std::string> text_list(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  if (!j[key].is_array()) bad_placement(std::string("has a \"") + key + "\" that is not a list");
+  for (const nlohmann::json& item : j[key]) {
+    if (!item.is_string()) bad_placement(std::string("lists ") + item.dump() + " in \"" + key + "\", not text");
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+int int_field(const nlohmann::json& j, const char* key, int lo, int hi) {
+  if (!j.contains(key) || !j[key].is_number_integer() || j[key].get<int64_t>() < lo || j[key].get<int64_t>() > hi)
+    bad_placement(std::string("needs \"") + key + "\" to be an integer from " + std::to_string(lo) + " to " +
+                  std::to_string(hi) + ", not " + (j.contains(key) ? j[key].dump() : std::string("missing")));
+  return j[key].get<int>();
+}
+
+// The one-hot's value: the dimension that stands out. A one-hot whose largest entry is not clearly
+// above the rest (less than half of it again) has no clear value.
+std::string decode_categorical(const SopPlacement& sop, const float* x) {
+  size_t best = 0;
+  float runner_up = -INFINITY;
+  for (size_t i = 1; i < sop.dims.size(); ++i) {
+    if (x[sop.dims[i]] > x[sop.dims[best]]) {
+      runner_up = x[sop.dims[best]];
+      best = i;
+    } else {
+      runner_up = std::max(runner_up, x[sop.dims[i]]);
+    }
+  }
+  const float top = x[sop.dims[best]];
+  if (!(top > 1e-3f) || (sop.dims.size() > 1 && !(top - runner_up > 0.5f * top))) return "?";
+  return best < sop.values.size() ? sop.values[best] : std::to_string(best);
+}
+
+std::string pad(const std::string& s, size_t width) { return s + std::string(width > s.size() ? width - s.size() : 0, ' '); }
+
+}  // namespace
+
+std::string stage_name(int stage) {
+  if (stage == 0) return "embedding";
+  return "block " + std::to_string((stage + 1) / 2) + (stage % 2 ? " attention" : " MLP");
+}
+
+std::vector<std::string> numbered_residual_labels(const Model& model) {
+  std::vector<std::string> labels = model.residual_labels;
+  labels.resize(size_t(model.config.n_embd));
+  for (int c = 0; c < model.config.n_embd; ++c)
+    if (labels[size_t(c)].empty()) labels[size_t(c)] = "d" + std::to_string(c);
+  return labels;
+}
+
+ModelPlacement read_placement(const Model& model) {
+  ModelPlacement placement;
+  const nlohmann::json& meta = model.metadata;
+  if (!meta.is_object() || !meta.contains("sops")) return placement;
+  if (!meta["sops"].is_array()) bad_placement("\"sops\" is not a list");
+  const int last_stage = 2 * model.config.n_layer;
+  for (const nlohmann::json& j : meta["sops"]) {
+    if (!j.is_object()) bad_placement("lists " + j.dump() + " among its s-ops, not an object");
+    SopPlacement sop;
+    sop.name = text_field(j, "name");
+    sop.kind = text_field(j, "kind");
+    sop.numerical = text_field(j, "encoding") == "numerical";
+    if (!j.contains("dims") || !j["dims"].is_array() || j["dims"].empty())
+      bad_placement("gives s-op \"" + sop.name + "\" no list of dimensions");
+    for (const nlohmann::json& d : j["dims"]) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 0 || d.get<int64_t>() >= model.config.n_embd)
+        bad_placement("gives s-op \"" + sop.name + "\" dimension " + d.dump() + ", outside 0.." +
+                      std::to_string(model.config.n_embd - 1));
+      sop.dims.push_back(d.get<int>());
+    }
+    sop.values = text_list(j, "values");
+    if (j.contains("value_count") && j["value_count"].is_number_unsigned())
+      sop.value_count = j["value_count"].get<size_t>();
+    sop.stage = int_field(j, "stage", 0, last_stage);
+    sop.reads = text_list(j, "reads");
+    sop.output = j.contains("output") && j["output"].is_boolean() && j["output"].get<bool>();
+    if (j.contains("source")) sop.source = location_of(j["source"]);
+    placement.sops.push_back(std::move(sop));
+  }
+  if (meta.contains("heads") && meta["heads"].is_array()) {
+    for (const nlohmann::json& layer : meta["heads"]) {
+      std::vector<HeadPlacement> heads;
+      if (layer.is_array())
+        for (const nlohmann::json& j : layer)
+          heads.push_back({text_field(j, "sop"), text_field(j, "kind"),
+                           j.contains("selector") ? location_of(j["selector"]) : SourceLocation{},
+                           j.contains("source") ? location_of(j["source"]) : SourceLocation{}});
+      placement.heads.push_back(std::move(heads));
+    }
+  }
+  return placement;
+}
+
+bool ResidualTrace::mismatch(size_t sop, int stage, int position) const {
+  if (sop >= expected.size() || expected[sop].empty() || position < first) return false;
+  if (stage < placement.sops[sop].stage) return false;
+  const size_t i = size_t(position - first);
+  if (i >= expected[sop].size()) return false;
+  const std::string& got = decoded[size_t(stage)][sop][size_t(position)];
+  return placement.sops[sop].numerical ? !numbers_match(got, expected[sop][i]) : got != expected[sop][i];
+}
+
+bool ResidualTrace::any_mismatch() const {
+  for (int s = 0; s < stages; ++s)
+    for (size_t k = 0; k < placement.sops.size(); ++k)
+      for (int t = first; t < int(tokens.size()); ++t)
+        if (mismatch(k, s, t)) return true;
+  return false;
+}
+
+ResidualTrace decode_residual(const Model& model, const ForwardResult& result, int b,
+                              const std::vector<int>& sequence) {
+  if (result.residual.empty()) fail_at(Span{}, "decoding the residual stream needs a forward with capture_residual");
+  ResidualTrace trace;
+  trace.placement = read_placement(model);
+  for (int id : sequence) trace.tokens.push_back(model.vocab.at(size_t(id)));
+  trace.first = model.bos_id >= 0 ? 1 : 0;
+  trace.stages = 2 * model.config.n_layer + 1;
+  const int length = int(sequence.size());
+  trace.decoded.assign(size_t(trace.stages), {});
+  for (int s = 0; s < trace.stages; ++s) {
+    auto& stage = trace.decoded[size_t(s)];
+    for (const SopPlacement& sop : trace.placement.sops) {
+      std::vector<std::string> row(static_cast<size_t>(length));
+      if (s >= sop.stage)
+        for (int t = 0; t < length; ++t) {
+          const float* x = result.residual_at(b, s, t);
+          row[size_t(t)] = sop.numerical ? format_reading(x[sop.dims[0]], sop.values) : decode_categorical(sop, x);
+        }
+      stage.push_back(std::move(row));
+    }
+  }
+  trace.expected.assign(trace.placement.sops.size(), {});
+  return trace;
+}
+
+std::string format_trace(const ResidualTrace& trace) {
+  std::ostringstream out;
+  const int length = int(trace.tokens.size());
+  if (trace.placement.sops.empty()) return "";
+  for (int s = 0; s < trace.stages; ++s) {
+    std::vector<size_t> rows;
+    for (size_t k = 0; k < trace.placement.sops.size(); ++k)
+      if (trace.placement.sops[k].stage <= s) rows.push_back(k);
+    // Cells: the decoded value, and "!=expected" where the interpreter disagrees.
+    std::vector<std::vector<std::string>> cells;
+    size_t name_width = std::string("position").size();
+    std::vector<size_t> widths;
+    std::vector<std::string> header;
+    for (int t = trace.first; t < length; ++t) {
+      header.push_back(std::to_string(t - trace.first));
+      widths.push_back(header.back().size());
+    }
+    for (size_t k : rows) {
+      name_width = std::max(name_width, trace.placement.sops[k].name.size());
+      std::vector<std::string> row;
+      for (int t = trace.first; t < length; ++t) {
+        std::string cell = trace.decoded[size_t(s)][k][size_t(t)];
+        if (trace.mismatch(k, s, t)) cell += "!=" + trace.expected[k][size_t(t - trace.first)];
+        widths[size_t(t - trace.first)] = std::max(widths[size_t(t - trace.first)], cell.size());
+        row.push_back(std::move(cell));
+      }
+      cells.push_back(std::move(row));
+    }
+    out << (s ? "\n" : "") << "after " << stage_name(s) << ":\n";
+    auto line = [&](const std::string& name, const std::vector<std::string>& values) {
+      std::string text = pad(name, name_width);
+      for (size_t i = 0; i < values.size(); ++i) text += "  " + pad(values[i], widths[i]);
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      out << text << "\n";
+    };
+    line("position", header);
+    for (size_t r = 0; r < rows.size(); ++r) line(trace.placement.sops[rows[r]].name, cells[r]);
+  }
+  return out.str();
+}
+
+}  // namespace raspc

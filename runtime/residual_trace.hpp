@@ -1,0 +1,93 @@
+// What a model's residual stream holds, decoded through the labels the compiler stored: the value
+// of every s-op at every position after the embedding and after every half-block. `raspc run
+// --trace` prints it and `raspc view` draws it; both read it from here.
+//
+// A compiled model's metadata describes where its s-ops live (compiler/assemble.cpp writes it):
+//   "sops":  [{"name": "hist", "kind": "selector_width" | "aggregate" | "map" | "tokens" |
+//              "indices" | "scratch", "encoding": "categorical" | "numerical",
+//              "dims": [residual dimensions: one per value, or one for a number],
+//              "values": [the values as the interpreter displays them, one per dim when
+//              categorical], "value_count": N or null, "stage": S (0 embedding, 2l+1 after
+//              layer l's attention, 2l+2 after its MLP: the stage that completes it),
+//              "reads": [names of the s-ops it is computed from], "output": true for the
+//              program's output,
+//              "source": {"at": "hist.rasp:5:8", "line": "...", "text": "..."} or null}, ...]
+//   "heads": [[{"sop": "hist", "kind": "selector_width", "selector": {source as above},
+//               "source": {...}}, ...], ...]  by layer, then head
+// Files without them (trained models, files written before) decode to no s-ops.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/forward.hpp"
+#include "runtime/model.hpp"
+
+namespace raspc {
+
+struct SourceLocation {
+  std::string at;    // "hist.rasp:5:8"; empty when unknown
+  std::string line;  // the whole source line
+  std::string text;  // the expression itself
+};
+
+struct SopPlacement {
+  std::string name, kind;
+  bool numerical = false;
+  std::vector<int> dims;
+  std::vector<std::string> values;
+  std::optional<size_t> value_count;
+  int stage = 0;
+  std::vector<std::string> reads;
+  bool output = false;
+  SourceLocation source;
+};
+
+struct HeadPlacement {
+  std::string sop, kind;
+  SourceLocation selector, source;
+};
+
+struct ModelPlacement {
+  std::vector<SopPlacement> sops;
+  std::vector<std::vector<HeadPlacement>> heads;  // by layer; empty when the file has none
+};
+
+// The placement in the model's metadata; empty when it has none. Metadata that is malformed (a
+// dimension outside n_embd, a stage past the last) is a UserError naming what is wrong.
+ModelPlacement read_placement(const Model& model);
+
+// "embedding", "block 1 attention", "block 1 MLP", ...: the name of residual stage s.
+std::string stage_name(int stage);
+
+// Residual labels with the unlabelled dimensions numbered ("d7"), as inspect prints them.
+std::vector<std::string> numbered_residual_labels(const Model& model);
+
+struct ResidualTrace {
+  ModelPlacement placement;
+  std::vector<std::string> tokens;  // the input as tokens, BOS first when the model has one
+  int first = 0;                    // the first real position (1 after BOS)
+  int stages = 0;                   // 2 * n_layer + 1
+  // decoded[stage][sop][position] over every position (BOS included): the value the residual
+  // holds, "" before the s-op's stage, "?" where its one-hot has no clear winner.
+  std::vector<std::vector<std::vector<std::string>>> decoded;
+  // expected[sop]: the interpreter's values at the real positions, empty where not known (an
+  // s-op the program does not name, or no interpreter at hand); runtime/view fills it.
+  std::vector<std::vector<std::string>> expected;
+  // True where decoded at the s-op's own stage (and after) differs from expected.
+  bool mismatch(size_t sop, int stage, int position) const;
+  bool any_mismatch() const;
+};
+
+// Decodes sequence b of `result`, a forward over `sequence` (token ids, BOS included) with
+// capture_residual.
+ResidualTrace decode_residual(const Model& model, const ForwardResult& result, int b,
+                              const std::vector<int>& sequence);
+
+// The trace as text: one table per stage, the s-ops completed by then as rows and the real
+// positions as columns; a value that differs from the interpreter's is marked "!=" with the
+// expected value beside it.
+std::string format_trace(const ResidualTrace& trace);
+
+}  // namespace raspc

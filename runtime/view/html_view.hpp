@@ -1,0 +1,35 @@
+// `raspc view`: one self-contained HTML page (inline SVG, a few lines of JavaScript, nothing
+// fetched) showing what a model computes on one input:
+//   - a summary: config, parameters, FLOPs per token, the compiler's verification report;
+//   - the program's s-ops as a graph, one column per stage (embedding, then each block's attention
+//     and MLP), each with its encoding, value count and source line (on hover and click);
+//   - the residual stream after the embedding and after every half-block as a heatmap (positions x
+//     labelled dimensions), beside the decoded value of every s-op at every position, checked
+//     against the interpreter (a mismatch in red);
+//   - every head's attention pattern (query x key, BOS included), titled with its selector;
+//   - every head's W_QK and W_OV and every MLP's W_in and W_out without their all-zero rows and
+//     columns, with exact numbers on hover.
+// A trained model has no s-ops: its page has the summary, the heatmaps over numbered dimensions,
+// the attention patterns and the matrices.
+//
+// Elements a test (tests/view) finds by class: svg.residual-map (data-stage), svg.attention-map
+// (data-layer, data-head), svg.weight-map, table.decoded (data-stage) whose rows tr[data-sop]
+// (data-output="true" for the program's output) hold td[data-position] cells, td.mismatch, and
+// g.sop-node in the graph; the column labels of a map are text.column-label.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/forward.hpp"
+#include "runtime/model.hpp"
+#include "runtime/residual_trace.hpp"
+
+namespace raspc {
+
+// `result` is a forward of one sequence with capture_residual and capture_attention; `trace` its
+// decoding (expected values filled where known). `title` names the model (its file).
+std::string render_view_html(const Model& model, const ForwardResult& result, const ResidualTrace& trace,
+                             const std::string& title);
+
+}  // namespace raspc

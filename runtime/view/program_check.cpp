@@ -1,0 +1,53 @@
+#include "runtime/view/program_check.hpp"
+
+#include <charconv>
+
+#include "language/evaluate.hpp"
+#include "language/interpret.hpp"
+
+namespace raspc {
+
+namespace {
+
+bool is_integer(const std::string& text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && error == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+bool check_against_program(const Model& model, ResidualTrace& trace) {
+  if (!model.metadata.is_object() || !model.metadata.contains("program") || !model.metadata["program"].is_string())
+    return false;
+  auto source = std::make_shared<SourceFile>(SourceFile{"the model's program", model.metadata["program"].get<std::string>()});
+  const Program program = evaluate_program(source);
+  const std::vector<std::string> tokens(trace.tokens.begin() + trace.first, trace.tokens.end());
+  // The compiler takes a vocabulary of integers as ints and any other as strings.
+  bool integers = true;
+  for (const std::string& token : tokens) integers = integers && is_integer(token);
+  std::vector<Value> input;
+  for (const std::string& token : tokens)
+    input.push_back(integers ? Value::of_int(std::stoll(token)) : Value::of_string(token));
+  const bool causal = model.metadata.contains("mode") && model.metadata["mode"] == "causal";
+  Interpreter interpreter(program, causal ? Mode::Causal : Mode::Bidirectional);
+  Trace values;
+  interpreter.run(input, &values);
+  trace.expected.assign(trace.placement.sops.size(), {});
+  for (size_t k = 0; k < trace.placement.sops.size(); ++k) {
+    const SopPlacement& sop = trace.placement.sops[k];
+    std::vector<std::string>& expected = trace.expected[k];
+    if (sop.kind == "tokens") {
+      expected = tokens;
+    } else if (sop.kind == "indices") {
+      for (size_t i = 0; i < tokens.size(); ++i) expected.push_back(std::to_string(i));
+    } else if (sop.kind != "scratch") {
+      const NodeId id = program.find(sop.name);
+      if (id < 0 || program.node(id).is_selector()) continue;
+      for (const Value& v : values.sop[size_t(id)]) expected.push_back(to_display(v));
+    }
+  }
+  return true;
+}
+
+}  // namespace raspc
