@@ -106,6 +106,7 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   Allocation allocation = allocate(program, inference, placed, options);
   if (wants("allocate")) deliver(dump_allocation(allocation));
 
+  check_budget(program, inference, placed, allocation, options);
   Lowered lowered = lower(program, inference, placed, allocation, options);
   if (wants("lower")) deliver(dump_lowered(lowered, allocation));
 

@@ -27,6 +27,9 @@ struct CompileOptions {
   long samples = 10000;      // random inputs checked at each length beyond the exhaustive ones
   long exhaustive_limit = 100000;  // lengths are checked exhaustively while the total stays within
   uint64_t seed = 1;
+  // The compile budget: a model estimated (before lowering) to have more parameters is refused,
+  // naming the s-op that contributes most. 0: no limit.
+  size_t max_parameters = 200'000'000;
   Device device = Device::Cpu;
   std::string source_text;   // stored in the model's metadata
   std::string dump_after;    // a pass name: its result goes to CompileResult::dump and on_dump
