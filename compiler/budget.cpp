@@ -4,8 +4,9 @@
 //
 // The residual width is exact (the allocation's, before padding heads to equal width); MLP units
 // are estimated per job from what lower_mlp.cpp enumerates: a gate per combination of the one-hot
-// inputs that can occur, and two units per step of a numeric read. The lookups that read sums or
-// leave an input free (lower_mlp.cpp) can only make fewer units, so the estimate errs high.
+// inputs that can occur, and two units per step of a numeric read (a width's at every width, any
+// other's at least once). The lookups that read sums or leave an input free (lower_mlp.cpp) make
+// fewer units. An estimate: the summary gives the real count.
 #include <algorithm>
 #include <cstdio>
 
@@ -16,12 +17,19 @@ namespace {
 
 double estimate_units(const Inference& inference, const MlpJob& job, int max_len) {
   if (job.erase_scratch) return 1;
+  const SopInfo& out = inference.info[size_t(job.node)];
   double levels = 1;
   std::vector<NodeId> onehots;
   for (size_t i = 0; i < job.inputs.size(); ++i) {
-    const SopInfo& info = inference.info[size_t(job.inputs[i])];
-    if (job.reads[i] == ReadKind::OneHot) onehots.push_back(job.inputs[i]);
-    else levels *= 2.0 * std::max<size_t>(1, info.values.size());
+    if (job.reads[i] == ReadKind::OneHot) {
+      onehots.push_back(job.inputs[i]);
+      continue;
+    }
+    // A width's one-hot steps at every width; a map of a numerical s-op at least once (where its
+    // output changes is known only once lowered: the estimate stays below the real count rather
+    // than refuse what would fit).
+    size_t steps = job.reads[i] == ReadKind::Scratch && out.values_known ? std::max<size_t>(1, out.values.size()) : 1;
+    levels *= 2.0 * double(steps);
   }
   double combinations = 1;
   for (NodeId id : onehots) combinations *= double(std::max<size_t>(1, inference.info[size_t(id)].values.size()));
