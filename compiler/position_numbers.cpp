@@ -207,6 +207,13 @@ class Planner {
                                           is_length(side) || s.kind == NodeKind::Elementwise);
     }
     if (!position_sides) return false;
+    bool reads_positions = false;
+    for (NodeId side : node.inputs)
+      if (program_.node(side).kind != NodeKind::Constant)
+        for (NodeId s : program_.node(side).kind == NodeKind::Elementwise ? support_of(program_, side)
+                                                                           : std::vector<NodeId>{side})
+          reads_positions = reads_positions || program_.node(s).kind == NodeKind::Indices || is_length(s);
+    if (!reads_positions) return false;
     if (!affine_form(node.inputs[0], plan.key) || !affine_form(node.inputs[1], plan.query)) {
       if (program_.node(node.inputs[0]).kind == NodeKind::Indices)
         why = "one-hot: its query is not an affine map of indices and length with integer coefficients";
