@@ -15,7 +15,7 @@
 // beta*i puts all but e^-beta of its weight on the last position and copies its indices group
 // (length - 1); in causal mode length is indices + 1.
 #include <cmath>
-#include <set>
+#include <cstdio>
 
 #include "compiler/ir.hpp"
 
@@ -281,12 +281,18 @@ class Planner {
     return true;
   }
 
-  void check_float32(NodeId id, const NumericSelect& plan) const {
+  void check_float32(NodeId id, const NumericSelect& plan) {
     const double beta = numeric_select_beta(n_);
     const double Q = plan.max_query, K = plan.max_key;
     double error = kScoreRoundings * kFloat32Epsilon * beta * (2 * Q * K + K * K);
     double margin = plan.fallback ? beta / 2 : beta;
-    if (error <= margin / 2) return;
+    if (error <= margin / 2) {
+      char text[160];
+      std::snprintf(text, sizeof text, "; the matching key wins by %.3g, float32 rounds a score by at most %.3g",
+                    margin, error);
+      out_.why[size_t(id)] += text;
+      return;
+    }
     char text[320];
     std::snprintf(text, sizeof text,
                   "at --max-len %d this numerical selector's scores reach %.3g, and float32 rounds them by up to "
