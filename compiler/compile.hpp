@@ -67,6 +67,9 @@ struct CompileReport {
   long samples_per_length = 0;   // random inputs drawn at each length beyond exhaustive_len
   // Inputs checked (as inputs_checked) by length: index n counts the inputs of length n, 0..verified_len.
   std::vector<long> checked_by_length;
+  // Numerical selectors (docs/long-contexts.md): the smallest margin a matching key wins by, and
+  // the most float32 rounds one of their scores by, as designed; 0 without numerical selectors.
+  double numerical_selector_margin = 0, numerical_selector_rounding = 0;
   bool numerical_output = false;
   double compile_ms = 0, verify_ms = 0;
 };

@@ -88,6 +88,12 @@ struct PositionNumbers {
 // The sharpness of numerical selectors: the nearest key outscores the next by beta per unit
 // squared distance (BOS, as the fallback, by beta/2).
 double numeric_select_beta(int max_len);
+// The margin a numerical selector's matching key wins by (beta, or beta/2 over BOS where BOS is
+// the fallback) and the most float32 may round one of its scores by (position_numbers.cpp).
+struct NumericMargin {
+  double margin = 0, rounding = 0;
+};
+NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len);
 // Decides which selectors are numerical (exact and smaller than the one-hot table) and what they
 // read. Refuses, at the selector, one whose scores float32 cannot resolve at this --max-len.
 PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options);

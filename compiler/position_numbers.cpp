@@ -24,11 +24,20 @@ namespace raspc::compiler {
 double numeric_select_beta(int max_len) { return 2.0 * (std::log(double(max_len) + 1.0) + 16.0); }
 
 namespace {
-
 // float32's unit roundoff, and how many of them one score may collect: the LayerNorm'd reads
 // and the weights each carry one, the products and the sum of a handful of terms a few more.
 constexpr double kFloat32Epsilon = 1.0 / (1 << 24);
 constexpr double kScoreRoundings = 4.0;
+
+}  // namespace
+
+NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len) {
+  const double beta = numeric_select_beta(max_len);
+  const double Q = plan.max_query, K = plan.max_key;
+  return {plan.fallback ? beta / 2 : beta, kScoreRoundings * kFloat32Epsilon * beta * (2 * Q * K + K * K)};
+}
+
+namespace {
 
 bool always_true(const Program& program, NodeId selector) {
   const Node& node = program.node(selector);
@@ -284,8 +293,8 @@ class Planner {
   void check_float32(NodeId id, const NumericSelect& plan) {
     const double beta = numeric_select_beta(n_);
     const double Q = plan.max_query, K = plan.max_key;
-    double error = kScoreRoundings * kFloat32Epsilon * beta * (2 * Q * K + K * K);
-    double margin = plan.fallback ? beta / 2 : beta;
+    const NumericMargin bound = numeric_select_margin(plan, n_);
+    const double error = bound.rounding, margin = bound.margin;
     if (error <= margin / 2) {
       char text[160];
       std::snprintf(text, sizeof text, "; the matching key wins by %.3g, float32 rounds a score by at most %.3g",

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include "compile_helpers.hpp"
 
@@ -43,6 +44,12 @@ TEST_CASE("reverse compiles to a numerical selector: no position one-hot, 2 bloc
   INFO(r.report.first_mismatch);
   CHECK(r.report.mismatches == 0);
   CHECK(r.report.layers == 2);
+  // The designed margin (beta at max length 16) and float32's bound on a score's rounding there.
+  CHECK(r.report.numerical_selector_margin == Approx(2 * (std::log(17.0) + 16)));
+  CHECK(r.report.numerical_selector_rounding > 0);
+  CHECK(r.report.numerical_selector_rounding < 0.01);  // 4 roundings of scores about 4e3 at this length
+  CHECK(r.model.metadata["compile"]["numerical_selector_margin"].get<double>() ==
+        Approx(r.report.numerical_selector_margin));
   CHECK(has_label(r.model, "indices.x"));
   CHECK(has_label(r.model, "length.x"));
   CHECK_FALSE(has_label(r.model, "indices:"));
