@@ -134,7 +134,7 @@ void check_at_length(const std::string& name, Mode mode, int max_len, int first,
 }  // namespace
 
 #define RASPC_LONG_CONTEXT_CASE(program, mode, max_len, first, last)                                   \
-  TEST_CASE(program " at max length " #max_len ", 1,000 random inputs of each length " #first "-" #last) { \
+  TEST_CASE(program " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
     check_at_length(program, mode, max_len, first, last);                                              \
   }
 #define RASPC_LONG_CONTEXT_PROGRAM(program, mode, max_len)              \
