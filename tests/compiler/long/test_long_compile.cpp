@@ -137,23 +137,19 @@ void check_at_length(const std::string& name, Mode mode, int max_len, int first,
   TEST_CASE(program " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
     check_at_length(program, mode, max_len, first, last);                                              \
   }
-#define RASPC_LONG_CONTEXT_PROGRAM(program, mode, max_len)              \
-  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 1, 16)                \
-  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 32, 32)               \
-  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 64, 64)               \
-  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 128, 128)             \
+#define RASPC_LONG_CONTEXT_UP_TO_256(program, mode, max_len) \
+  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 1, 16)          \
+  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 32, 32)         \
+  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 64, 64)         \
+  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 128, 128)       \
   RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 256, 256)
+#define RASPC_LONG_CONTEXT_UP_TO_1024(program, mode)          \
+  RASPC_LONG_CONTEXT_UP_TO_256(program, mode, 1024)            \
+  RASPC_LONG_CONTEXT_CASE(program, mode, 1024, 512, 512)       \
+  RASPC_LONG_CONTEXT_CASE(program, mode, 1024, 1024, 1024)
 
-RASPC_LONG_CONTEXT_PROGRAM("reverse", Mode::Bidirectional, 1024)
-RASPC_LONG_CONTEXT_CASE("reverse", Mode::Bidirectional, 1024, 512, 512)
-RASPC_LONG_CONTEXT_CASE("reverse", Mode::Bidirectional, 1024, 1024, 1024)
-RASPC_LONG_CONTEXT_PROGRAM("frac_prevs", Mode::Causal, 1024)
-RASPC_LONG_CONTEXT_CASE("frac_prevs", Mode::Causal, 1024, 512, 512)
-RASPC_LONG_CONTEXT_CASE("frac_prevs", Mode::Causal, 1024, 1024, 1024)
-RASPC_LONG_CONTEXT_PROGRAM("hist", Mode::Bidirectional, 1024)
-RASPC_LONG_CONTEXT_CASE("hist", Mode::Bidirectional, 1024, 512, 512)
-RASPC_LONG_CONTEXT_CASE("hist", Mode::Bidirectional, 1024, 1024, 1024)
-RASPC_LONG_CONTEXT_PROGRAM("length", Mode::Bidirectional, 1024)
-RASPC_LONG_CONTEXT_CASE("length", Mode::Bidirectional, 1024, 512, 512)
-RASPC_LONG_CONTEXT_CASE("length", Mode::Bidirectional, 1024, 1024, 1024)
-RASPC_LONG_CONTEXT_PROGRAM("dyck1", Mode::Causal, 256)
+RASPC_LONG_CONTEXT_UP_TO_1024("reverse", Mode::Bidirectional)
+RASPC_LONG_CONTEXT_UP_TO_1024("frac_prevs", Mode::Causal)
+RASPC_LONG_CONTEXT_UP_TO_1024("hist", Mode::Bidirectional)
+RASPC_LONG_CONTEXT_UP_TO_1024("length", Mode::Bidirectional)
+RASPC_LONG_CONTEXT_UP_TO_256("dyck1", Mode::Causal, 256)
