@@ -13,6 +13,8 @@
 //   hist:2       a categorical s-op's one-hot
 //   frac         a numerical s-op
 //   hist.scratch a selector width's 1/(w+1), erased by its MLP
+//   indices.x    a number group (indices, length read by numerical selectors): .x .-x .x2 .-x2
+//                .y .-y, balanced so that LayerNorm sees the same moments at every position
 #include "compiler/ir.hpp"
 
 namespace raspc::compiler {
@@ -31,7 +33,8 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];
     if (!info.needed) continue;
-    if (program.node(id).kind == NodeKind::SelectorWidth) numerics = true;
+    if (program.node(id).kind == NodeKind::SelectorWidth && inference.numbers.of(id) == NumberRole::None)
+      numerics = true;
     if (!program.node(id).is_selector() && info.encoding == Encoding::Numerical && schedule.materialised[id])
       numerics = true;
   }
@@ -53,6 +56,14 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
       a.tokens[id] = dims;
       continue;
     }
+    NumberRole role = inference.numbers.of(id);
+    if (role == NumberRole::Indices || role == NumberRole::LastIndex) {
+      std::vector<int> dims;
+      for (const char* part : {".x", ".-x", ".x2", ".-x2", ".y", ".-y"}) dims.push_back(add(name + part));
+      a.number[id] = dims;
+      if (role == NumberRole::Indices && !inference.numbers.indices_onehot) continue;
+    }
+    if (role != NumberRole::None && role != NumberRole::Indices) continue;
     if (node.kind == NodeKind::SelectorWidth) a.scratch[id] = add(name + ".scratch");
     if (!schedule.materialised[id]) continue;
     if (info.encoding == Encoding::Numerical) {

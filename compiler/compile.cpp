@@ -48,6 +48,10 @@ nlohmann::json report_json(const CompileReport& r) {
   j["undefined_inputs"] = r.undefined_inputs;
   j["verified_len"] = r.verified_len;
   j["exhaustive"] = r.exhaustive;
+  if (r.numerical_selector_margin > 0) {
+    j["numerical_selector_margin"] = r.numerical_selector_margin;
+    j["numerical_selector_rounding"] = r.numerical_selector_rounding;
+  }
   if (r.numerical_output) j["worst_numerical_error"] = r.worst_numerical_error;
   else j["min_logit_margin"] = r.min_logit_margin;
   return j;
@@ -106,6 +110,7 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   Allocation allocation = allocate(program, inference, placed, options);
   if (wants("allocate")) deliver(dump_allocation(allocation));
 
+  check_budget(program, inference, placed, allocation, options);
   Lowered lowered = lower(program, inference, placed, allocation, options);
   if (wants("lower")) deliver(dump_lowered(lowered, allocation));
 
@@ -122,6 +127,12 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   report.n_inner = config.n_inner;
   report.parameters = parameter_count(config);
   report.numerical_output = inference.info[size_t(program.output)].encoding == Encoding::Numerical;
+  for (const auto& [id, plan] : inference.numbers.selects) {
+    NumericMargin m = numeric_select_margin(plan, options.max_len);
+    if (report.numerical_selector_margin == 0 || m.margin < report.numerical_selector_margin)
+      report.numerical_selector_margin = m.margin;
+    report.numerical_selector_rounding = std::max(report.numerical_selector_rounding, m.rounding);
+  }
   report.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (wants("assemble")) {
     nlohmann::json cfg = {{"n_layer", config.n_layer}, {"n_head", config.n_head}, {"n_embd", config.n_embd},

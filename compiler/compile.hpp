@@ -27,6 +27,9 @@ struct CompileOptions {
   long samples = 10000;      // random inputs checked at each length beyond the exhaustive ones
   long exhaustive_limit = 100000;  // lengths are checked exhaustively while the total stays within
   uint64_t seed = 1;
+  // The compile budget: a model estimated (before lowering) to have more parameters is refused,
+  // naming the s-op that contributes most. 0: no limit.
+  size_t max_parameters = 200'000'000;
   Device device = Device::Cpu;
   std::string source_text;   // stored in the model's metadata
   std::string dump_after;    // a pass name: its result goes to CompileResult::dump and on_dump
@@ -65,6 +68,9 @@ struct CompileReport {
   long samples_per_length = 0;   // random inputs drawn at each length beyond exhaustive_len
   // Inputs checked (as inputs_checked) by length: index n counts the inputs of length n, 0..verified_len.
   std::vector<long> checked_by_length;
+  // Numerical selectors (docs/long-contexts.md): the smallest margin a matching key wins by, and
+  // the most float32 rounds one of their scores by, as designed; 0 without numerical selectors.
+  double numerical_selector_margin = 0, numerical_selector_rounding = 0;
   bool numerical_output = false;
   double compile_ms = 0, verify_ms = 0;
 };

@@ -133,6 +133,10 @@ std::string explain(const Program& program, const Inference& inference, const Sc
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];
     const Node& node = program.node(id);
+    if (info.needed && node.kind == NodeKind::Select && !inference.numbers.why[size_t(id)].empty()) {
+      out << program.label(id) << ": selector, " << inference.numbers.why[size_t(id)] << "\n";
+      continue;
+    }
     if (!info.needed || node.is_selector() || node.kind == NodeKind::Constant) continue;
     std::string why = info.why;
     if (node.kind == NodeKind::Elementwise && node.op == ElementOp::Tuple)

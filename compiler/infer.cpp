@@ -80,10 +80,12 @@ std::string describe_count(size_t n) { return std::to_string(n) + " values"; }
 
 class Inferrer {
  public:
-  Inferrer(const Program& program, const CompileOptions& options, std::vector<uint8_t> cut)
+  Inferrer(const Program& program, const CompileOptions& options, std::vector<uint8_t> cut,
+           const PositionNumbers& numbers)
       : program_(program), options_(options) {
     result_.info.resize(program.nodes.size());
     result_.cut = std::move(cut);
+    result_.numbers = numbers;
     depth_.assign(program.nodes.size(), -1);
   }
 
@@ -254,6 +256,12 @@ class Inferrer {
         for (int i = 0; i < n; ++i) out.by_position.push_back({Value::of_int(i)});
         out.encoding = Encoding::Categorical;
         out.why = "indices: one dimension per position";
+        if (result_.numbers.indices_group)
+          out.why = result_.numbers.indices_onehot
+                        ? "indices: one dimension per position, and a number group (6 dimensions) for numerical "
+                          "selectors"
+                        : "indices: read only by numerical selectors, so a number group of 6 dimensions in the "
+                          "position embedding instead of one dimension per position";
         break;
       case NodeKind::Constant:
         out.values = {node.constant};
@@ -273,6 +281,7 @@ class Inferrer {
           if (possible[size_t(i)]) out.values.push_back(Value::of_int(i));
         out.encoding = Encoding::Categorical;
         out.why = "selector_width: categorical 0.." + std::to_string(n) + ", read from BOS's attention weight 1/(w+1)";
+        if (result_.numbers.of(id) != NumberRole::None) out.why = "length: " + result_.numbers.why[size_t(id)];
         break;
       }
       case NodeKind::Select: infer_select(id); break;
@@ -297,6 +306,10 @@ class Inferrer {
 
   void infer_select(NodeId id) {
     const Node& node = program_.node(id);
+    if (result_.numbers.of(id) == NumberRole::Select) {
+      info(id).at_most_one = true;  // its keys are an injective map of indices
+      return;
+    }
     for (NodeId side : node.inputs) {
       // The caret on the select that is refused, a note at the numerical s-op it was given.
       if (info(side).encoding == Encoding::Numerical)
@@ -420,6 +433,12 @@ class Inferrer {
   void infer_elementwise(NodeId id) {
     const Node& node = program_.node(id);
     SopInfo& out = info(id);
+    if (result_.numbers.of(id) == NumberRole::Affine) {
+      out.encoding = Encoding::Numerical;
+      out.values_known = false;
+      out.why = result_.numbers.why[size_t(id)];
+      return;
+    }
     std::vector<NodeId> support = cut_inputs(id, support_of(program_, id, &result_.cut));
     std::vector<JointCombination> combinations;
     bool enumerable = enumerate_support(support, combinations);
@@ -718,8 +737,9 @@ Inference infer(const Program& program, const CompileOptions& options) {
   // Cutting a map out of a fused chain changes how the maps after it are enumerated: infer again
   // with the cuts fixed until none is added (cuts only grow).
   std::vector<uint8_t> cut(program.nodes.size(), 0);
+  const PositionNumbers numbers = plan_position_numbers(program, options);
   for (;;) {
-    Inference inference = Inferrer(program, options, cut).run();
+    Inference inference = Inferrer(program, options, cut, numbers).run();
     if (inference.cut == cut) return inference;
     cut = inference.cut;
   }

@@ -55,12 +55,56 @@ struct DisjointWidths {
   std::vector<int> keys_at;  // by position
 };
 
+// Position numbers (position_numbers.cpp): integer s-ops built from positions -- `indices`,
+// `length`, and affine maps of them such as `length - indices - 1` -- held as a number group of
+// O(1) residual dimensions instead of a one-hot, and compared by numerical selectors (one head
+// scoring -(q-k)^2 up to a per-query constant).
+enum class NumberRole : uint8_t {
+  None,
+  Indices,       // `indices`, with its number group in the position embedding
+  LastIndex,     // bidirectional `length`: a head copies the last position's group (length - 1)
+  CausalLength,  // causal `length`: indices + 1, no head
+  Affine,        // an affine map of indices and length read only by numerical selectors
+  Select,        // a numerical selector
+};
+// value = indices * i + length * L + constant (in causal mode L is folded into i: L = i + 1).
+struct AffineForm {
+  int64_t indices = 0, length = 0, constant = 0;
+};
+struct NumericSelect {
+  AffineForm key, query;  // key.length is 0
+  bool fallback = false;  // BOS wins where no key matches (the query carries q^2)
+  double max_query = 0, max_key = 0;  // largest |q - centre|, |k - centre| that occur
+};
+struct PositionNumbers {
+  std::vector<NumberRole> role;     // by NodeId
+  std::vector<std::string> why;     // by NodeId: for --explain (chosen or not)
+  std::map<NodeId, NumericSelect> selects;
+  bool indices_group = false;   // the position embedding carries indices' number group
+  bool indices_onehot = true;   // something reads indices as a one-hot
+  double centre = 0, extent = 1;  // group values are (v - centre) / extent, squared / extent^2
+  NumberRole of(NodeId id) const { return role.empty() ? NumberRole::None : role[size_t(id)]; }
+};
+// The sharpness of numerical selectors: the nearest key outscores the next by beta per unit
+// squared distance (BOS, as the fallback, by beta/2).
+double numeric_select_beta(int max_len);
+// The margin a numerical selector's matching key wins by (beta, or beta/2 over BOS where BOS is
+// the fallback) and the most float32 may round one of its scores by (position_numbers.cpp).
+struct NumericMargin {
+  double margin = 0, rounding = 0;
+};
+NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len);
+// Decides which selectors are numerical (exact and smaller than the one-hot table) and what they
+// read. Refuses, at the selector, one whose scores float32 cannot resolve at this --max-len.
+PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options);
+
 struct Inference {
   std::vector<SopInfo> info;  // by NodeId
   std::vector<DisjointWidths> disjoint_widths;
   // Maps computed by an MLP of their own and read from the residual, instead of fused into the
   // maps that read them: where fusing would give one table two numerical inputs.
   std::vector<uint8_t> cut;   // by NodeId
+  PositionNumbers numbers;
 };
 
 // Value sets and encodings. Refusals (value set over the limit, mean over strings, selectors on
@@ -198,6 +242,10 @@ struct Allocation {
   std::map<NodeId, std::vector<int>> onehot;  // categorical s-op -> a dimension per value
   std::map<NodeId, int> numeric;              // numerical s-op -> its dimension
   std::map<NodeId, int> scratch;              // selector width -> its 1/(w+1) dimension
+  // indices / length -> its number group: (v-c)/e, -(v-c)/e, (v-c)^2/e^2, -(v-c)^2/e^2, y, -y with
+  // y^2 = 3 - the squares before it: sum 0 and sum of squares 6 whatever v is, so LayerNorm
+  // sees the same moments at every position (c, e: PositionNumbers::centre, extent).
+  std::map<NodeId, std::vector<int>> number;
   std::map<NodeId, std::vector<int>> tokens;  // Tokens node -> a dimension per vocabulary symbol
   int width() const { return int(labels.size()); }
 };
@@ -249,6 +297,14 @@ struct Lowered {
   std::vector<int> output_token_of_value;  // categorical output: token id by output value index
   double min_mlp_margin = 1e30;             // smallest |pre-activation| margin designed in
 };
+
+// The compile budget (budget.cpp): the parameters the model will have, estimated before lowering
+// (and the s-op that contributes most, when `dominant` is given); check_budget refuses above
+// options.max_parameters at that s-op.
+size_t estimate_parameters(const Program& program, const Inference& inference, const Schedule& schedule,
+                           const Allocation& allocation, const CompileOptions& options, NodeId* dominant);
+void check_budget(const Program& program, const Inference& inference, const Schedule& schedule,
+                  const Allocation& allocation, const CompileOptions& options);
 
 Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
               const Allocation& allocation, const CompileOptions& options);

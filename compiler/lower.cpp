@@ -86,6 +86,38 @@ Functional LowerContext::numeric_view(NodeId id) const {
   return f;
 }
 
+std::vector<double> LowerContext::number_group(double v) const {
+  const PositionNumbers& numbers = inference.numbers;
+  double u = (v - numbers.centre) / numbers.extent;
+  double y = std::sqrt(std::max(0.0, 3.0 - u * u - u * u * u * u));
+  return {u, -u, u * u, -u * u, y, -y};
+}
+
+Functional LowerContext::number_value(NodeId source) const {
+  const PositionNumbers& numbers = inference.numbers;
+  const std::vector<int>& dims = allocation.number.at(source);
+  // The length group holds the last index, length - 1.
+  double offset = numbers.of(source) == NumberRole::LastIndex ? 1.0 : 0.0;
+  return {{dims[0], numbers.extent}, {allocation.one, numbers.centre + offset}};
+}
+
+Functional LowerContext::centred_square(NodeId source) const {
+  const PositionNumbers& numbers = inference.numbers;
+  return {{allocation.number.at(source)[2], numbers.extent * numbers.extent}};
+}
+
+Functional LowerContext::affine_value(const AffineForm& form, NodeId length) const {
+  Functional f{{allocation.one, double(form.constant)}};
+  NodeId indices = -1;
+  for (const auto& [id, dims] : allocation.number)
+    if (inference.numbers.of(id) == NumberRole::Indices) indices = id;
+  if (form.indices != 0)
+    for (const auto& [dim, w] : number_value(indices)) f.push_back({dim, w * double(form.indices)});
+  if (form.length != 0)
+    for (const auto& [dim, w] : number_value(length)) f.push_back({dim, w * double(form.length)});
+  return f;
+}
+
 void LowerContext::put_column(Matrix& m, int col, const Functional& f, double scale) const {
   double total = 0;
   for (const auto& [dim, w] : f) {
@@ -132,6 +164,11 @@ std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
   const double one = ctx.allocation.one_value;
   double sum = one + 2 * kTokenAmplitude, square = one * one + 2 * kTokenAmplitude * kTokenAmplitude;
   if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
+  // A number group adds 0 to the sum and 6 to the sum of squares once written.
+  for (const auto& [id, dims] : ctx.allocation.number) {
+    int written = ctx.program.node(id).kind == NodeKind::Indices ? 0 : 2 * ctx.schedule.block_of[id] - 1;
+    if (written <= t) square += 6.0;
+  }
   for (const auto& [id, dims] : ctx.allocation.onehot) {
     const Node& node = ctx.program.node(id);
     int written = node.kind == NodeKind::Indices ? 0
@@ -233,6 +270,11 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     if (allocation.anchor >= 0) row.push_back({allocation.anchor, kAnchor});
     if (p >= 1 && indices >= 0 && allocation.onehot.count(indices))
       row.push_back({allocation.onehot.at(indices)[size_t(p - 1)], 1.0});
+    if (indices >= 0 && allocation.number.count(indices)) {
+      // BOS holds the centre value: its group reads 0 as a key, whatever the selector.
+      std::vector<double> group = ctx.number_group(p >= 1 ? double(p - 1) : inference.numbers.centre);
+      for (size_t j = 0; j < group.size(); ++j) row.push_back({allocation.number.at(indices)[j], group[j]});
+    }
   }
 
   // Blocks, simulating BOS as we go.

@@ -234,12 +234,82 @@ NodeId comparison_source(const Program& program, const Inference& inference, Nod
   return side;
 }
 
+namespace {
+
+// What a head scores: its terms, and what BOS must score as a key (a functional of the query).
+struct HeadScores {
+  std::vector<Term> terms;
+  Functional bos_score;
+};
+
+// The length of a query's affine form, if it reads one (position_numbers.cpp: at most one).
+NodeId length_read(const LowerContext& ctx, NodeId query_side) {
+  const Program& program = ctx.program;
+  std::vector<NodeId> support =
+      program.node(query_side).kind == NodeKind::Elementwise ? support_of(program, query_side) : std::vector{query_side};
+  for (NodeId s : support)
+    if (ctx.inference.numbers.of(s) == NumberRole::LastIndex) return s;
+  return -1;
+}
+
+HeadScores head_scores(const LowerContext& ctx, NodeId id) {
+  const Program& program = ctx.program;
+  const Node& node = program.node(id);
+  const PositionNumbers& numbers = ctx.inference.numbers;
+  const double beta = numeric_select_beta(ctx.options.max_len);
+  const int one = ctx.allocation.one;
+  auto scaled = [](const Functional& f, double s) {
+    Functional out;
+    for (const auto& [dim, w] : f) out.push_back({dim, w * s});
+    return out;
+  };
+  NodeId indices = -1;
+  for (const auto& [source, dims] : ctx.allocation.number)
+    if (numbers.of(source) == NumberRole::Indices) indices = source;
+  if (numbers.of(id) == NumberRole::LastIndex) {
+    // beta * (i - centre): the last position wins by beta over the one before it; BOS never.
+    Functional key = ctx.number_value(indices);
+    key.push_back({one, -numbers.centre});
+    return {{{ctx.unit(one, beta), key}}, ctx.unit(one, -beta * (numbers.extent + 10.0))};
+  }
+  if (node.kind == NodeKind::Aggregate && numbers.of(node.inputs[0]) == NumberRole::Select) {
+    const NodeId sel = node.inputs[0];
+    const NumericSelect& plan = numbers.selects.at(sel);
+    const double a = double(plan.key.indices), key_centre = a * numbers.centre + double(plan.key.constant);
+    // q~ = q - key_centre, k~ = a * (i - centre): scores beta * (2 q~ k~ - k~^2).
+    Functional q = ctx.affine_value(plan.query, length_read(ctx, program.node(sel).inputs[1]));
+    q.push_back({one, -key_centre});
+    Functional k = ctx.number_value(indices);
+    k.push_back({one, -numbers.centre});
+    std::vector<Term> terms{{scaled(q, beta), scaled(k, 2.0 * a)},
+                            {ctx.unit(one, beta), scaled(ctx.centred_square(indices), -a * a)}};
+    if (!plan.fallback) return {terms, ctx.unit(one, -10.0 * beta)};  // every query matches a key
+    // q~ = A (i - centre) + d, so q~^2 = A^2 (i - centre)^2 + 2 A d (i - centre) + d^2.
+    const double A = double(plan.query.indices);
+    const double d = A * numbers.centre + double(plan.query.constant) - key_centre;
+    Functional centred = ctx.number_value(indices);
+    centred.push_back({one, -numbers.centre});
+    Functional bos = scaled(ctx.centred_square(indices), beta * A * A);
+    for (const auto& entry : scaled(centred, 2.0 * beta * A * d)) bos.push_back(entry);
+    bos.push_back({one, beta * (d * d - 0.5)});
+    return {terms, bos};
+  }
+  int m = 0;
+  std::vector<Term> terms = selector_terms(ctx, node.inputs[0], m);
+  const double G = ctx.match_score;
+  // BOS as a key: exactly B for every query.
+  double B = node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G;
+  return {terms, ctx.unit(one, B)};
+}
+
+}  // namespace
+
 std::pair<int, int> head_dimensions(const LowerContext& ctx, NodeId head) {
   const Node& node = ctx.program.node(head);
-  int conjuncts = 0;
-  int dqk = int(selector_terms(ctx, node.inputs[0], conjuncts).size()) + 2;
+  int dqk = int(head_scores(ctx, head).terms.size()) + 2;
   int dv = 1;
-  if (node.kind == NodeKind::Aggregate && ctx.info(head).encoding == Encoding::Categorical)
+  if (ctx.inference.numbers.of(head) == NumberRole::LastIndex) dv = 6;
+  else if (node.kind == NodeKind::Aggregate && ctx.info(head).encoding == Encoding::Categorical)
     dv = int(ctx.info(head).values.size());
   return {dqk, dv};
 }
@@ -248,14 +318,13 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
                                      const std::vector<double>& bos_in, double gain) {
   const Program& program = ctx.program;
   const int C = ctx.width;
-  const double G = ctx.match_score;
   std::vector<double> y = layer_norm(bos_in, gain, ctx.options.layer_norm);
   std::vector<LoweredHead> lowered;
   for (NodeId id : heads) {
     const Node& node = program.node(id);
     bool width = node.kind == NodeKind::SelectorWidth;
-    int m = 0;
-    std::vector<Term> terms = selector_terms(ctx, node.inputs[0], m);
+    HeadScores scores = head_scores(ctx, id);
+    std::vector<Term>& terms = scores.terms;
     int T = int(terms.size());
     LoweredHead head;
     head.node = id;
@@ -269,12 +338,12 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
     Matrix probe(C, 1);
     ctx.put_column(probe, 0, ctx.bos_read());
     double r = read_through(probe, y)[0];
-    // BOS as a key: exactly B for every query.
-    double B = width ? m * G : (m - 0.5) * G;
+    // BOS as a key: exactly scores.bos_score for every query.
+    double B = 0;
+    for (const auto& [dim, w] : scores.bos_score) B += std::fabs(w);
     std::vector<double> key_at_bos = read_through(head.wk, y);
     std::vector<std::pair<const Functional*, double>> correction_parts;
-    Functional base = ctx.unit(ctx.allocation.one, B);
-    correction_parts.push_back({&base, 1.0});
+    correction_parts.push_back({&scores.bos_score, 1.0});
     for (int t = 0; t < T; ++t) correction_parts.push_back({&terms[size_t(t)].query, -key_at_bos[size_t(t)]});
     ctx.put_column(head.wq, T, combine(correction_parts));
     ctx.put_column(head.wk, T, ctx.bos_read(), 1.0 / r);
@@ -296,7 +365,17 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
     std::vector<double> bos_target;
     std::vector<int> out_dims;
     const SopInfo& info = ctx.info(id);
-    if (width) {
+    if (ctx.inference.numbers.of(id) == NumberRole::LastIndex) {
+      NodeId indices = -1;
+      for (const auto& [source, dims] : ctx.allocation.number)
+        if (ctx.inference.numbers.of(source) == NumberRole::Indices) indices = source;
+      std::vector<double> centre = ctx.number_group(ctx.inference.numbers.centre);
+      for (size_t j = 0; j < centre.size(); ++j) {
+        values.push_back(ctx.unit(ctx.allocation.number.at(indices)[j]));
+        bos_target.push_back(centre[j]);
+        out_dims.push_back(ctx.allocation.number.at(id)[j]);
+      }
+    } else if (width) {
       values.push_back({});
       bos_target.push_back(1.0);
       out_dims.push_back(ctx.allocation.scratch.at(id));

@@ -49,6 +49,14 @@ struct LowerContext {
   Functional unit(int dim, double scale = 1.0) const { return {{dim, scale}}; }
   Functional bos_read() const { return unit(allocation.bos, 1.0 / kTokenAmplitude); }
 
+  // A number group's entries for value v (ir.hpp, Allocation::number), and reads of v and of
+  // (v - centre)^2 from the group of `source` (indices, or length through its last index).
+  std::vector<double> number_group(double v) const;
+  Functional number_value(NodeId source) const;
+  Functional centred_square(NodeId source) const;
+  // The integer an affine form over indices and length holds, read linearly.
+  Functional affine_value(const AffineForm& form, NodeId length) const;
+
   // Writes `f * scale` into column `col` of a (C, k) read matrix, with the zero-dimension trick.
   void put_column(Matrix& m, int col, const Functional& f, double scale = 1.0) const;
 };

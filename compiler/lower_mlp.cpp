@@ -554,7 +554,9 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
     } else {
       numeric_read = ctx.numeric_view(id);
       for (const Value& v : ctx.info(id).values) levels.push_back({v, number_of(v), 1.0});
-      if (levels.size() > kValueSetLimit)
+      // Where the values are known by position, each combination steps only through its
+      // positions' values (below), so the whole set may be larger.
+      if (levels.size() > kValueSetLimit && ctx.info(id).by_position.empty())
         fail_at(ctx.program.node(id).span, "this numerical s-op takes " + std::to_string(levels.size()) +
                                                " values, more than the " + std::to_string(kValueSetLimit) +
                                                " thresholds a map of it may use");

@@ -38,8 +38,15 @@ class Scheduler {
           s_.materialised[id] = 1;
           s_.why[id] = "embedding";
           break;
-        case NodeKind::Aggregate:
-        case NodeKind::SelectorWidth: place_head(id); break;
+        case NodeKind::SelectorWidth:
+          if (role(id) == NumberRole::CausalLength) {
+            s_.block_of[id] = 0;
+            s_.why[id] = "indices + 1, read from indices' number group";
+            break;
+          }
+          place_head(id);
+          break;
+        case NodeKind::Aggregate: place_head(id); break;
         case NodeKind::Elementwise:
           if (s_.materialised[id]) place_map(id);
           break;
@@ -51,6 +58,7 @@ class Scheduler {
     // one-hot values.
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       if (!inference_.info[size_t(id)].needed || program_.node(id).kind != NodeKind::SelectorWidth) continue;
+      if (role(id) != NumberRole::None) continue;  // a number: no scratch value, no MLP
       int b = s_.block_of[id];
       if (onehot_needed_[id]) {
         s_.materialised[id] = 1;
@@ -72,6 +80,7 @@ class Scheduler {
   std::vector<uint8_t> onehot_needed_;  // selector widths read as one-hot values
 
   Encoding encoding(NodeId id) const { return inference_.info[size_t(id)].encoding; }
+  NumberRole role(NodeId id) const { return inference_.numbers.of(id); }
 
   // A map can be folded into a head's weights when it is a function of one categorical s-op.
   bool foldable(NodeId id) const {
@@ -97,7 +106,7 @@ class Scheduler {
       if (node.kind == NodeKind::Aggregate) {
         s_.materialised[id] = 1;
         mark_head_side(node.inputs[1]);
-      } else if (node.kind == NodeKind::Select) {
+      } else if (node.kind == NodeKind::Select && role(id) != NumberRole::Select) {
         mark_head_side(node.inputs[0]);
         mark_head_side(node.inputs[1]);
       }
@@ -121,7 +130,7 @@ class Scheduler {
     const Node& node = program_.node(side);
     switch (node.kind) {
       case NodeKind::Constant: return 0;
-      case NodeKind::SelectorWidth: return 2 * s_.block_of[side];
+      case NodeKind::SelectorWidth: return role(side) != NumberRole::None ? s_.ready[side] : 2 * s_.block_of[side];
       case NodeKind::Elementwise:
         if (!s_.materialised[side]) {
           int t = 0;

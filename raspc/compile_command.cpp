@@ -111,6 +111,7 @@ void add_compile_command(CLI::App& app) {
         export_path;
     int max_len = 16, verify_len = 0;
     long samples = 10000;
+    double max_parameters = 200e6;
     bool causal = false, no_layernorm = false, no_verify = false, force = false, explain = false, json = false;
   };
   auto args = std::make_shared<Args>();
@@ -126,6 +127,9 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--samples", args->samples,
                   "Random inputs checked at each length beyond the exhaustive ones (those with at most 10^5 "
                   "inputs up to them); 0 checks the exhaustive lengths only")
+      ->capture_default_str();
+  cmd->add_option("--max-parameters", args->max_parameters,
+                  "Refuse, before building it, a model estimated to have more parameters (0: no limit)")
       ->capture_default_str();
   cmd->add_flag("--no-verify", args->no_verify, "Skip the verification");
   cmd->add_flag("--force", args->force, "Write the model even if verification finds mismatches");
@@ -160,6 +164,9 @@ void add_compile_command(CLI::App& app) {
     if (args->causal && header.causal == false)
       std::cerr << args->file << ": warning: the header says `causal: no`, but --causal is given: a selector then sees "
                                  "only earlier keys, so the program computes something else than its header describes\n";
+    if (!(args->max_parameters >= 0) || args->max_parameters > 1e15)
+      fail_file("--max-parameters", "must be from 0 to 1e15, not " + std::to_string(args->max_parameters));
+    options.max_parameters = size_t(args->max_parameters);
     options.max_len = args->max_len;
     options.mode = args->causal ? Mode::Causal : Mode::Bidirectional;
     options.layer_norm = !args->no_layernorm;

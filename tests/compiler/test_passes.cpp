@@ -188,15 +188,26 @@ TEST_CASE("simplify merges equal nodes and drops dead ones") {
   CHECK(s.nodes.size() == 4);
 }
 
-TEST_CASE("schedule fuses a selector width with the map that reads it: reverse in 2 blocks") {
+TEST_CASE("schedule fuses a selector width with the map that reads it") {
+  Program p = program_from_text("opposite = length - indices - 1;\nopposite;");
+  CompileOptions o = test_options(parse_vocabulary("abcd"), 5, Mode::Bidirectional);
+  o.verify = false;
+  o.dump_after = "schedule";
+  CompileResult r = compile_program(p, o);
+  CHECK(r.report.layers == 1);
+  CHECK(r.dump.find("block 1\n  attention: length\n  mlp:") != std::string::npos);
+  CHECK(r.dump.find("length as 1/(w+1)") != std::string::npos);
+}
+
+TEST_CASE("schedule: reverse in 2 blocks, its length a head with no MLP (a numerical selector reads it)") {
   ProgramFile f = load_program("reverse");
   CompileOptions o = test_options(parse_vocabulary("abcd"), 5, Mode::Bidirectional);
   o.verify = false;
   o.dump_after = "schedule";
   CompileResult r = compile_program(f.program, o);
   CHECK(r.report.layers == 2);
-  CHECK(r.dump.find("block 1\n  attention: length\n  mlp:") != std::string::npos);
-  CHECK(r.dump.find("length as 1/(w+1)") != std::string::npos);
+  CHECK(r.dump.find("block 1\n  attention: length\n  mlp: (none)\nblock 2\n  attention: reversed\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("allocate labels every residual dimension") {

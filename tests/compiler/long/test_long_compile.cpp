@@ -4,7 +4,13 @@
 // Label `long`: minutes, not seconds.
 #include <catch2/catch.hpp>
 
+#include <memory>
+#include <random>
+
 #include "compile_helpers.hpp"
+#include "language/interpret.hpp"
+#include "runtime/forward.hpp"
+#include "runtime/model_output.hpp"
 
 using namespace raspc;
 using namespace raspc::testing;
@@ -80,3 +86,70 @@ TEST_CASE("long_addition over its whole eleven-symbol vocabulary at max lengths 
     CHECK(report.inputs_checked == 16104 + long(max_len - 4) * 10000);
   }
 }
+
+// Long contexts (docs/long-contexts.md): each program compiled at maximum length 1,024 (frac_prevs
+// causal; dyck1 causal at 256, where its balance's value set stops) and checked on 1,000 random inputs of one length against the
+// interpreter: one CTest entry per program and length.
+namespace {
+
+void check_at_length(const std::string& name, Mode mode, int max_len, int first, int last) {
+  ProgramFile f = load_program(name);
+  CompileOptions o;
+  o.vocab = header_vocabulary(f.header);
+  o.max_len = max_len;
+  o.mode = mode;
+  o.verify = false;
+  CompileResult r = compile_program(f.program, o);
+  std::unique_ptr<Backend> backend = make_backend(r.model);
+  Interpreter interpreter(f.program, mode);
+  std::mt19937_64 random(uint64_t(first) * 7919 + uint64_t(last));
+  for (int length = first; length <= last; ++length) {
+    long mismatches = 0;
+    for (int sample = 0; sample < 1000; ++sample) {
+      std::vector<Value> input;
+      std::vector<int> tokens;
+      for (int i = 0; i < length; ++i) {
+        size_t s = size_t(random() % o.vocab.size());
+        input.push_back(o.vocab[s]);
+        tokens.push_back(r.model.token_id(to_display(o.vocab[s])));
+      }
+      std::vector<Value> expected;
+      try {
+        expected = interpreter.run(input);
+      } catch (const UserError&) {
+        continue;  // the program is undefined there (none of these programs is)
+      }
+      PositionOutputs got = run_positions(*backend, r.model, tokens);
+      for (int i = 0; i < length; ++i)
+        if (!output_matches(r.model, got.values[size_t(i)], to_display(expected[size_t(i)]))) {
+          ++mismatches;
+          break;
+        }
+    }
+    INFO(name << " at length " << length << " of max length " << max_len);
+    CHECK(mismatches == 0);
+  }
+}
+
+}  // namespace
+
+#define RASPC_LONG_CONTEXT_CASE(program, mode, max_len, first, last)                                   \
+  TEST_CASE(program " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
+    check_at_length(program, mode, max_len, first, last);                                              \
+  }
+#define RASPC_LONG_CONTEXT_UP_TO_256(program, mode, max_len) \
+  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 1, 16)          \
+  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 32, 32)         \
+  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 64, 64)         \
+  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 128, 128)       \
+  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 256, 256)
+#define RASPC_LONG_CONTEXT_UP_TO_1024(program, mode)          \
+  RASPC_LONG_CONTEXT_UP_TO_256(program, mode, 1024)            \
+  RASPC_LONG_CONTEXT_CASE(program, mode, 1024, 512, 512)       \
+  RASPC_LONG_CONTEXT_CASE(program, mode, 1024, 1024, 1024)
+
+RASPC_LONG_CONTEXT_UP_TO_1024("reverse", Mode::Bidirectional)
+RASPC_LONG_CONTEXT_UP_TO_1024("frac_prevs", Mode::Causal)
+RASPC_LONG_CONTEXT_UP_TO_1024("hist", Mode::Bidirectional)
+RASPC_LONG_CONTEXT_UP_TO_1024("length", Mode::Bidirectional)
+RASPC_LONG_CONTEXT_UP_TO_256("dyck1", Mode::Causal, 256)

@@ -1,0 +1,114 @@
+// The compile budget: the model's size estimated from the schedule and the allocation, before
+// lowering builds (and the verification runs) anything that large; refused above
+// CompileOptions::max_parameters, at the s-op that contributes most.
+//
+// The residual width is exact (the allocation's, before padding heads to equal width); MLP units
+// are estimated per job from what lower_mlp.cpp enumerates: a gate per combination of the one-hot
+// inputs that can occur, and two units per step of a numeric read (a width's at every width, any
+// other's at least once). The lookups that read sums or leave an input free (lower_mlp.cpp) make
+// fewer units. An estimate: the summary gives the real count.
+#include <algorithm>
+#include <cstdio>
+
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+namespace {
+
+double estimate_units(const Inference& inference, const MlpJob& job, int max_len) {
+  if (job.erase_scratch) return 1;
+  const SopInfo& out = inference.info[size_t(job.node)];
+  double levels = 1;
+  std::vector<NodeId> onehots;
+  for (size_t i = 0; i < job.inputs.size(); ++i) {
+    if (job.reads[i] == ReadKind::OneHot) {
+      onehots.push_back(job.inputs[i]);
+      continue;
+    }
+    // A width's one-hot steps at every width; a map of a numerical s-op at least once (where its
+    // output changes is known only once lowered: the estimate stays below the real count rather
+    // than refuse what would fit).
+    size_t steps = job.reads[i] == ReadKind::Scratch && out.values_known ? std::max<size_t>(1, out.values.size()) : 1;
+    levels *= 2.0 * double(steps);
+  }
+  double combinations = 1;
+  for (NodeId id : onehots) combinations *= double(std::max<size_t>(1, inference.info[size_t(id)].values.size()));
+  if (combinations > 4096) {
+    // The combinations that can occur together, as the lookup will enumerate them.
+    std::vector<JointCombination> occurring;
+    combinations = joint_combinations(inference, onehots, max_len, kCombinationLimit, occurring)
+                       ? double(occurring.size())
+                       : double(kCombinationLimit);
+  }
+  return combinations * levels;
+}
+
+std::string with_commas(double value) {
+  std::string digits = std::to_string(static_cast<unsigned long long>(value));
+  for (int i = int(digits.size()) - 3; i > 0; i -= 3) digits.insert(size_t(i), ",");
+  return digits;
+}
+
+}  // namespace
+
+size_t estimate_parameters(const Program& program, const Inference& inference, const Schedule& schedule,
+                           const Allocation& allocation, const CompileOptions& options, NodeId* dominant) {
+  const double C = allocation.width();
+  std::vector<double> units_of(program.nodes.size(), 0.0);
+  double widest = 0;
+  for (const std::vector<MlpJob>& jobs : schedule.mlps) {
+    double units = 0;
+    for (const MlpJob& job : jobs) {
+      double u = estimate_units(inference, job, options.max_len);
+      units_of[size_t(job.node)] += u;
+      units += u;
+    }
+    widest = std::max(widest, units);
+  }
+  ModelConfig config;
+  config.n_layer = std::max(1, schedule.blocks);
+  config.n_embd = std::max(1, allocation.width());
+  config.n_head = 1;
+  config.n_inner = int(std::min(widest, 2e9));
+  config.n_positions = options.max_len + 1;
+  size_t vocab = options.vocab.size() + 1;
+  if (program.output >= 0) vocab += inference.info[size_t(program.output)].values.size();
+  config.vocab_size = int(vocab);
+  size_t total = parameter_count(config);
+  if (dominant) {
+    // A residual dimension costs a row of every matrix that reads or writes the residual.
+    const double per_dimension = double(total) / C;
+    const double per_unit = 2.0 * C * config.n_layer;
+    double largest = -1;
+    for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+      double dims = 0;
+      if (auto it = allocation.onehot.find(id); it != allocation.onehot.end()) dims += double(it->second.size());
+      if (auto it = allocation.tokens.find(id); it != allocation.tokens.end()) dims += double(it->second.size());
+      double cost = dims * per_dimension + units_of[size_t(id)] * per_unit;
+      if (cost > largest) largest = cost, *dominant = id;
+    }
+  }
+  return total;
+}
+
+void check_budget(const Program& program, const Inference& inference, const Schedule& schedule,
+                  const Allocation& allocation, const CompileOptions& options) {
+  if (options.max_parameters == 0) return;
+  NodeId dominant = -1;
+  size_t total = estimate_parameters(program, inference, schedule, allocation, options, &dominant);
+  if (total <= options.max_parameters) return;
+  std::string what;
+  if (dominant >= 0) {
+    size_t dims = allocation.onehot.count(dominant) ? allocation.onehot.at(dominant).size() : 0;
+    what = "; most of it is " + program.label(dominant) + " (" + with_commas(double(dims)) +
+           " residual dimensions and the MLP units that make it)";
+  }
+  std::string message = "the model would have about " + with_commas(double(total)) +
+                        " parameters, more than --max-parameters " + with_commas(double(options.max_parameters)) +
+                        what + "; raise --max-parameters, or use a smaller --max-len or vocabulary";
+  const Span* where = dominant >= 0 && program.node(dominant).span.file ? &program.node(dominant).span : nullptr;
+  if (where) fail_at(*where, message);
+  fail_file("raspc compile", message);
+}
+
+}  // namespace raspc::compiler

@@ -1,0 +1,321 @@
+// Part of pass 1 (infer): which selectors compare integers built from positions, and become one
+// numerical head instead of a one-hot table (see docs/long-contexts.md for the argument).
+//
+// A selector `select(keys, queries, ==)` is numerical when the keys are an injective affine map of
+// indices, k = a*i + g, and the queries an affine map of indices and `length` (q = A*i + B*L + C,
+// integer coefficients, checked on every (i, L) that occurs). The head scores
+// beta*(2*q~*k~ - k~^2) = beta*(q~^2 - (q~-k~)^2) with q~, k~ centred on the keys' middle value:
+// the query reads [q~, 1] and the key [2k~, -k~^2], both linear in the number groups that
+// indices and length carry (k~^2 is in the group). The matching key outscores any other by at
+// least beta. Where no key may match, BOS must win instead: it scores beta*(q~^2 - 1/2), which
+// needs q~^2 at the query, so the query must be a map of indices alone; otherwise the compiler
+// proves, over every (length, position), that some key matches, and BOS never wins.
+//
+// `length` read this way needs no selector-width MLP: in bidirectional mode one head scoring
+// beta*i puts all but e^-beta of its weight on the last position and copies its indices group
+// (length - 1); in causal mode length is indices + 1.
+#include <cmath>
+#include <cstdio>
+
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+
+double numeric_select_beta(int max_len) { return 2.0 * (std::log(double(max_len) + 1.0) + 16.0); }
+
+namespace {
+// float32's unit roundoff, and how many of them one score may collect: the LayerNorm'd reads
+// and the weights each carry one, the products and the sum of a handful of terms a few more.
+constexpr double kFloat32Epsilon = 1.0 / (1 << 24);
+constexpr double kScoreRoundings = 4.0;
+
+}  // namespace
+
+NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len) {
+  const double beta = numeric_select_beta(max_len);
+  const double Q = plan.max_query, K = plan.max_key;
+  return {plan.fallback ? beta / 2 : beta, kScoreRoundings * kFloat32Epsilon * beta * (2 * Q * K + K * K)};
+}
+
+namespace {
+
+bool always_true(const Program& program, NodeId selector) {
+  const Node& node = program.node(selector);
+  if (node.kind != NodeKind::Select) return false;
+  const Node& key = program.node(node.inputs[0]);
+  const Node& query = program.node(node.inputs[1]);
+  if (key.kind != NodeKind::Constant || query.kind != NodeKind::Constant) return false;
+  try {
+    return compare_select(node.comparison, key.constant, query.constant, node.span);
+  } catch (const UserError&) {
+    return false;
+  }
+}
+
+class Planner {
+ public:
+  Planner(const Program& program, const CompileOptions& options)
+      : program_(program), options_(options), n_(options.max_len), causal_(options.mode == Mode::Causal) {
+    size_t count = program.nodes.size();
+    out_.role.assign(count, NumberRole::None);
+    out_.why.assign(count, "");
+    users_.resize(count);
+    needed_.assign(count, 0);
+    for (NodeId id = 0; id < NodeId(count); ++id)
+      for (NodeId in : program.node(id).inputs) users_[size_t(in)].push_back(id);
+    if (program.output >= 0) mark_needed(program.output);
+    out_.centre = 0.5 * double(n_ - 1);
+    out_.extent = std::max(0.5, out_.centre);
+  }
+
+  PositionNumbers run() {
+    std::map<NodeId, NumericSelect> candidates;
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
+      const Node& node = program_.node(id);
+      if (node.kind == NodeKind::Indices) indices_ = id;
+      if (!needed_[size_t(id)] || node.kind != NodeKind::Select || node.comparison != Comparison::Eq) continue;
+      NumericSelect plan;
+      if (consider(id, plan)) candidates[id] = plan;
+    }
+    // Reading `length` as a number replaces its width head only where nothing else reads it; in
+    // bidirectional mode a selector whose query needs it is numerical only then.
+    std::vector<uint8_t> number_only;
+    for (;;) {
+      number_only = number_only_nodes(candidates);
+      bool dropped = false;
+      for (auto it = candidates.begin(); it != candidates.end();) {
+        bool lost = false;
+        for (NodeId length : lengths_in(program_.node(it->first).inputs[1]))
+          if (!causal_ && !read_only_as_number(length, number_only, candidates)) lost = true;
+        if (lost) {
+          out_.why[size_t(it->first)] =
+              "one-hot: its query reads `length`, which something else reads as a one-hot, so it has no "
+              "number of its own";
+          it = candidates.erase(it);
+          dropped = true;
+        } else {
+          ++it;
+        }
+      }
+      if (!dropped) break;
+    }
+    for (auto& [id, plan] : candidates) {
+      check_float32(id, plan);
+      out_.role[size_t(id)] = NumberRole::Select;
+      out_.selects[id] = plan;
+      out_.indices_group = true;
+    }
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
+      if (!number_only[size_t(id)]) continue;
+      out_.role[size_t(id)] = NumberRole::Affine;
+      out_.why[size_t(id)] = "an affine map of indices and length read only by numerical selectors: no dimension "
+                             "of its own, each selector's query reads it linearly from the number groups";
+    }
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
+      if (!is_length(id) || !needed_[size_t(id)] || !read_only_as_number(id, number_only, candidates)) continue;
+      bool read = false;
+      for (const auto& [sel, plan] : candidates)
+        for (NodeId length : lengths_in(program_.node(sel).inputs[1])) read = read || length == id;
+      if (!read) continue;
+      out_.role[size_t(id)] = causal_ ? NumberRole::CausalLength : NumberRole::LastIndex;
+      out_.why[size_t(id)] =
+          causal_ ? "read only as a number by numerical selectors: indices + 1 in causal mode, no head"
+                  : "read only as a number by numerical selectors: one head copies the last position's indices "
+                    "group (length - 1), beta*index scores, no MLP";
+    }
+    if (indices_ >= 0) {
+      out_.role[size_t(indices_)] = out_.indices_group ? NumberRole::Indices : NumberRole::None;
+      out_.indices_onehot = !out_.indices_group || !read_only_as_number(indices_, number_only, candidates);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  const Program& program_;
+  const CompileOptions& options_;
+  const int n_;
+  const bool causal_;
+  PositionNumbers out_;
+  std::vector<std::vector<NodeId>> users_;
+  std::vector<uint8_t> needed_;
+  NodeId indices_ = -1;
+
+  void mark_needed(NodeId id) {
+    if (needed_[size_t(id)]) return;
+    needed_[size_t(id)] = 1;
+    for (NodeId in : program_.node(id).inputs) mark_needed(in);
+  }
+
+  bool is_length(NodeId id) const {
+    const Node& node = program_.node(id);
+    return node.kind == NodeKind::SelectorWidth && always_true(program_, node.inputs[0]);
+  }
+
+  std::vector<NodeId> lengths_in(NodeId side) const {
+    std::vector<NodeId> out;
+    if (is_length(side)) return {side};
+    if (program_.node(side).kind != NodeKind::Elementwise) return out;
+    for (NodeId s : support_of(program_, side))
+      if (is_length(s)) out.push_back(s);
+    return out;
+  }
+
+  // The affine form of a comparison side over indices and length, checked on every (i, L) that
+  // occurs; false where it is not one (another s-op, a non-integer, a non-affine map).
+  bool affine_form(NodeId side, AffineForm& form) const {
+    const Node& node = program_.node(side);
+    if (node.kind == NodeKind::Constant) {
+      if (!node.constant.is_number() || !node.constant.number.is_integer()) return false;
+      form = {0, 0, node.constant.number.num};
+      return true;
+    }
+    if (node.annotation != Encoding::Unspecified) return false;
+    std::vector<NodeId> support;
+    if (node.kind == NodeKind::Indices || is_length(side)) support = {side};
+    else if (node.kind == NodeKind::Elementwise) support = support_of(program_, side);
+    else return false;
+    bool uses_length = false;
+    for (NodeId s : support) {
+      if (is_length(s)) uses_length = true;
+      else if (program_.node(s).kind != NodeKind::Indices) return false;
+    }
+    auto at = [&](int64_t i, int64_t length, int64_t& value) {
+      std::vector<Value> values;
+      for (NodeId s : support) values.push_back(Value::of_int(is_length(s) ? (causal_ ? i + 1 : length) : i));
+      Value v;
+      if (support.size() == 1 && support[0] == side) v = values[0];
+      else if (!evaluate_fused(program_, side, support, values, v)) return false;
+      if (!v.is_number() || !v.number.is_integer()) return false;
+      value = v.number.num;
+      return true;
+    };
+    int64_t f01 = 0, f02 = 0, f12 = 0;
+    if (!at(0, 1, f01)) return false;
+    if (n_ >= 2 && (!at(0, 2, f02) || !at(1, 2, f12))) return false;
+    bool two_d = uses_length && !causal_;
+    form.indices = n_ >= 2 ? f12 - f02 : 0;
+    form.length = two_d && n_ >= 2 ? f02 - f01 : 0;
+    form.constant = f01 - form.length;
+    if (causal_ && uses_length && n_ < 2) form.indices = 0;
+    // Every (i, L) with i < L: the whole domain, so the form is exact, not a guess.
+    for (int64_t length = two_d ? 1 : n_; length <= n_; ++length)
+      for (int64_t i = 0; i < length; ++i) {
+        int64_t value = 0;
+        if (!at(i, length, value) || value != form.indices * i + form.length * length + form.constant) return false;
+      }
+    return true;
+  }
+
+  bool consider(NodeId id, NumericSelect& plan) {
+    const Node& node = program_.node(id);
+    std::string& why = out_.why[size_t(id)];
+    bool position_sides = true;
+    for (NodeId side : node.inputs) {
+      const Node& s = program_.node(side);
+      position_sides = position_sides && (s.kind == NodeKind::Indices || s.kind == NodeKind::Constant ||
+                                          is_length(side) || s.kind == NodeKind::Elementwise);
+    }
+    if (!position_sides) return false;
+    bool reads_positions = false;
+    for (NodeId side : node.inputs)
+      if (program_.node(side).kind != NodeKind::Constant)
+        for (NodeId s : program_.node(side).kind == NodeKind::Elementwise ? support_of(program_, side)
+                                                                           : std::vector<NodeId>{side})
+          reads_positions = reads_positions || program_.node(s).kind == NodeKind::Indices || is_length(s);
+    if (!reads_positions) return false;
+    if (!affine_form(node.inputs[0], plan.key) || !affine_form(node.inputs[1], plan.query)) {
+      if (program_.node(node.inputs[0]).kind == NodeKind::Indices)
+        why = "one-hot: its query is not an affine map of indices and length with integer coefficients";
+      return false;
+    }
+    if (plan.key.indices == 0 || plan.key.length != 0) {
+      why = "one-hot: its keys are not an injective affine map of indices alone (a*indices + b, a != 0)";
+      return false;
+    }
+    for (NodeId user : users_[size_t(id)]) {
+      const Node& u = program_.node(user);
+      if (u.kind != NodeKind::Aggregate) {
+        why = "one-hot: it is combined with another selector or counted by selector_width, which need equal "
+              "scores on every selected key";
+        return false;
+      }
+    }
+    plan.fallback = plan.query.length == 0;
+    const int64_t a = plan.key.indices, g = plan.key.constant;
+    const double key_centre = double(a) * out_.centre + double(g);
+    // Where BOS cannot be the fallback, every query must match a key the query can see.
+    for (int64_t length = (plan.fallback || causal_) ? n_ : 1; length <= n_; ++length)
+      for (int64_t i = 0; i < length; ++i) {
+        int64_t q = plan.query.indices * i + plan.query.length * length + plan.query.constant;
+        plan.max_query = std::max(plan.max_query, std::fabs(double(q) - key_centre));
+        if (plan.fallback) continue;
+        int64_t last_key = causal_ ? i : length - 1;
+        bool matched = (q - g) % a == 0 && (q - g) / a >= 0 && (q - g) / a <= last_key;
+        if (!matched) {
+          why = "one-hot: at length " + std::to_string(length) + " position " + std::to_string(i) +
+                "'s query matches no key, and with `length` in the query BOS cannot be the fallback";
+          return false;
+        }
+      }
+    plan.max_key = std::fabs(double(a)) * out_.centre;
+    why = std::string("numerical: one head scores -(q-k)^2 up to a per-query constant over the number groups (") +
+          (plan.fallback ? "BOS wins where no key matches" : "every query matches a key, checked at every length") +
+          "), O(1) dimensions instead of one per position";
+    return true;
+  }
+
+  // Elementwise maps of indices and length all of whose readers are numerical selectors or such maps.
+  std::vector<uint8_t> number_only_nodes(const std::map<NodeId, NumericSelect>& selects) const {
+    std::vector<uint8_t> only(program_.nodes.size(), 0);
+    for (NodeId id = NodeId(program_.nodes.size()) - 1; id >= 0; --id) {
+      const Node& node = program_.node(id);
+      if (!needed_[size_t(id)] || node.kind != NodeKind::Elementwise || id == program_.output ||
+          node.annotation != Encoding::Unspecified || users_[size_t(id)].empty())
+        continue;
+      bool all = true;
+      for (NodeId s : support_of(program_, id))
+        all = all && (program_.node(s).kind == NodeKind::Indices || is_length(s));
+      for (NodeId user : users_[size_t(id)])
+        all = all && (selects.count(user) || only[size_t(user)] || !needed_[size_t(user)]);
+      only[size_t(id)] = all;
+    }
+    return only;
+  }
+
+  bool read_only_as_number(NodeId id, const std::vector<uint8_t>& only,
+                           const std::map<NodeId, NumericSelect>& selects) const {
+    if (id == program_.output) return false;
+    for (NodeId user : users_[size_t(id)])
+      if (needed_[size_t(user)] && !selects.count(user) && !only[size_t(user)]) return false;
+    return true;
+  }
+
+  void check_float32(NodeId id, const NumericSelect& plan) {
+    const double beta = numeric_select_beta(n_);
+    const double Q = plan.max_query, K = plan.max_key;
+    const NumericMargin bound = numeric_select_margin(plan, n_);
+    const double error = bound.rounding, margin = bound.margin;
+    if (error <= margin / 2) {
+      char text[160];
+      std::snprintf(text, sizeof text, "; the matching key wins by %.3g, float32 rounds a score by at most %.3g",
+                    margin, error);
+      out_.why[size_t(id)] += text;
+      return;
+    }
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "at --max-len %d this numerical selector's scores reach %.3g, and float32 rounds them by up to "
+                  "%.3g, more than half the margin of %.3g between the matching key and the next (the float32 "
+                  "limit); use a smaller --max-len",
+                  n_, beta * (2 * Q * K + K * K), error, margin);
+    fail_at(program_.node(id).span, text);
+  }
+};
+
+}  // namespace
+
+PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options) {
+  return Planner(program, options).run();
+}
+
+}  // namespace raspc::compiler
