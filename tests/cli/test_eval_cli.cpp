@@ -98,7 +98,7 @@ TEST_CASE("eval cli: a mean over strings is undefined on the input") {
   CHECK(r.err.find("position 1") != std::string::npos);
 }
 
-TEST_CASE("eval cli: load reads a file beside the program; --output must name an s-op") {
+TEST_CASE("eval cli: load reads a file beside the program, --output must name an s-op") {
   write("helpers.rasp", "def reverse(seq) { return aggregate(select(indices, length - indices - 1, ==), seq); }\n");
   write("main.rasp", "load \"helpers\";\nflipped = reverse(tokens);\nflipped;\n");
   Result r = raspc_cli("eval main.rasp --input abc");

@@ -33,7 +33,7 @@ TEST_CASE("verify: `samples` random inputs at every length beyond the exhaustive
   CHECK(report.checked_by_length == std::vector<long>{0, 2, 4, 8, 16, 7, 7, 7, 7, 7, 7});
 }
 
-TEST_CASE("verify: samples 0 checks the exhaustive lengths only; verify_len stops the sampling early") {
+TEST_CASE("verify: samples 0 checks the exhaustive lengths only, verify_len stops the sampling early") {
   ProgramFile f = load_program("hist");
   CompileResult none = compile_program(f.program, small_options(10, 0));
   CHECK(none.report.inputs_checked == 30);
@@ -74,7 +74,7 @@ TEST_CASE("verify: undefined inputs are drawn but not counted as checked") {
   CHECK(r.report.checked_by_length[6] == 0);
 }
 
-TEST_CASE("verify: progress rises to the total it announced; the summary comes before it") {
+TEST_CASE("verify: progress rises to the total it announced, the summary comes before it") {
   ProgramFile f = load_program("hist");
   CompileOptions o = small_options(10, 7);
   std::vector<std::pair<long, long>> calls;

@@ -84,7 +84,7 @@ TEST_CASE("analyse: elementwise operations are free, attention adds a layer on i
   CHECK(analysis.layer_of[size_t(program.find("f"))] == 2);
 }
 
-TEST_CASE("analyse: identical selectors built twice are one head; unused s-ops do not count") {
+TEST_CASE("analyse: identical selectors built twice are one head, unused s-ops do not count") {
   Program program = from_source(
       "def prefix_mean(x) { return aggregate(select(indices, indices, <=), x); }\n"
       "unused = selector_width(select(tokens, tokens, <));\n"

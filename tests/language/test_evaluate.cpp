@@ -58,7 +58,7 @@ TEST_CASE("evaluate: the output is the last expression statement") {
   CHECK(chosen.output == chosen.find("a"));
 }
 
-TEST_CASE("evaluate: top-level names label s-ops; library names are not listed") {
+TEST_CASE("evaluate: top-level names label s-ops, library names are not listed") {
   Program p = program_of("x = tokens; y = x == \"a\"; z = y; s = select(x, x, ==); def f(q) { inner = q + 1; return inner; } w = f(indices); y;");
   std::vector<std::string> names;
   for (const auto& [name, id] : p.named) names.push_back(name);

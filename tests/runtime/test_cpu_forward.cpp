@@ -62,7 +62,7 @@ TEST_CASE("a padded batch gives each sequence the logits it gets alone, and zero
     }
 }
 
-TEST_CASE("a causal model's earlier positions ignore later tokens; a bidirectional one's do not") {
+TEST_CASE("a causal model's earlier positions ignore later tokens, a bidirectional one's do not") {
   for (bool causal : {true, false}) {
     Model model = testing::make_random_model(test_configs(causal)[0], 9);
     CpuBackend backend(model);
