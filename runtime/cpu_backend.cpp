@@ -7,8 +7,7 @@
 #include <string>
 
 #include <Eigen/Core>
-#include <Eigen/SparseCore>
-
+#include "runtime/pruned_matrix.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -87,21 +86,34 @@ double attention_row(float* out, float* att, int att_stride, const float* q, con
 
 double attention_forward(float* out, float* att, const float* qkv, const int* lengths, int B, int T, int C, int NH,
                          bool causal) {
+  using StridedRows = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
+  using StridedOut = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
+  const int C3 = 3 * C, hs = C / NH;
+  const float scale = 1.0f / std::sqrt(float(hs));
   double flops = 0;
-  const int C3 = 3 * C;
+  std::fill_n(att, size_t(B) * NH * T * T, 0.0f);
   for (int b = 0; b < B; ++b) {
+    const int n = lengths[b];
     const float* seq = qkv + size_t(b) * T * C3;
-    float* att_b = att + size_t(b) * NH * T * T;
-    for (int t = 0; t < T; ++t) {
-      float* o = out + (size_t(b) * T + t) * C;
-      float* a = att_b + size_t(t) * T;  // head h's row is at a + h*T*T
-      for (int h = 0; h < NH; ++h) std::fill(a + size_t(h) * T * T, a + size_t(h) * T * T + T, 0.0f);
-      if (t >= lengths[b]) {
-        std::fill(o, o + C, 0.0f);
-        continue;
+    std::fill_n(out + (size_t(b) * T + n) * C, size_t(T - n) * C, 0.0f);
+    // A sequence's heads as three small products each (scores, softmax, weighted values) rather
+    // than a GEMV per query: the per-query products were most of a batched forward of the d64 model.
+    for (int h = 0; h < NH; ++h) {
+      StridedRows q(seq + h * hs, n, hs, Eigen::OuterStride<>(C3)), k(seq + C + h * hs, n, hs, Eigen::OuterStride<>(C3)),
+          v(seq + 2 * C + h * hs, n, hs, Eigen::OuterStride<>(C3));
+      StridedOut p(att + (size_t(b) * NH + h) * T * T, n, n, Eigen::OuterStride<>(T));
+      p.noalias() = (q * k.transpose()) * scale;
+      for (int t = 0; t < n; ++t) {
+        const int keys = causal ? t + 1 : n;
+        auto row = p.row(t).head(keys);
+        row = (row.array() - row.maxCoeff()).exp();
+        row *= 1.0f / row.sum();
+        p.row(t).tail(n - keys).setZero();
+        // As attention_row counts a query over its keys.
+        flops += (4.0 * hs + 6.0) * keys + 1.0;
       }
-      int n_keys = causal ? t + 1 : lengths[b];
-      flops += attention_row(o, a, T * T, seq + size_t(t) * C3, seq + C, seq + 2 * C, C3, n_keys, C, NH);
+      // Causal rows hold zeros beyond their keys, so the product adds nothing for them.
+      StridedOut(out + size_t(b) * T * C + h * hs, n, hs, Eigen::OuterStride<>(C)).noalias() = p * v;
     }
   }
   return flops;
@@ -137,44 +149,6 @@ double unembed_forward(float* logits, const float* x, const float* wte, int N, i
 
 // --- the batched forward ------------------------------------------------------------------------
 
-namespace {
-
-using SparseRows = Eigen::SparseMatrix<float, Eigen::RowMajor>;
-
-// A weight matrix (rows, cols), row-major, held sparse when few enough of its entries are nonzero
-// for Eigen's dense-by-sparse product to beat its GEMM: at 1-3% nonzeros it took 0.2-0.7 of the
-// GEMM's time (B*T = 8320 rows, 143..4352 columns), at 14% 2.5 times as long.
-struct PrunedMatrix {
-  const float* dense = nullptr;
-  std::vector<float> storage;  // the dense values when they are a gathered copy
-  SparseRows sparse;
-  bool is_sparse = false;
-
-  void set(const float* values, int rows, int cols) {
-    dense = values;
-    size_t nonzero = 0;
-    for (size_t i = 0; i < size_t(rows) * cols; ++i) nonzero += values[i] != 0.0f;
-    is_sparse = double(nonzero) <= 0.04 * double(rows) * cols;
-    if (is_sparse) sparse = ConstMatrixMap(values, rows, cols).sparseView();
-  }
-  void set_copy(std::vector<float> values, int rows, int cols) {
-    storage = std::move(values);
-    set(storage.data(), rows, cols);
-  }
-  // out (N,cols) = in (N,rows) . this + bias (cols); bias may be null.
-  void multiply(float* out, const float* in, const float* bias, int N, int rows, int cols) const {
-    if (!is_sparse) {
-      matmul_forward(out, in, dense, bias, N, rows, cols);
-      return;
-    }
-    MatrixMap y(out, N, cols);
-    y.noalias() = ConstMatrixMap(in, N, rows) * sparse;
-    if (bias) y.rowwise() += ConstRowVectorMap(bias, cols);
-  }
-};
-
-}  // namespace
-
 struct CpuBackend::Pruned {
   struct Layer {
     PrunedMatrix attn_w, attn_proj_w;  // (C,3C), (C,C)
@@ -193,7 +167,7 @@ CpuBackend::CpuBackend(const Model& model, bool prune) : model_(model) {
   const ModelConfig& cfg = model.config;
   const int C = cfg.n_embd, I = cfg.n_inner;
   pruned_ = std::make_unique<Pruned>();
-  pruned_->layers.reserve(size_t(cfg.n_layer));  // the dense pointers of PrunedMatrix stay put
+  pruned_->layers.reserve(size_t(cfg.n_layer));
   for (int l = 0; l < cfg.n_layer; ++l) {
     const LayerWeights& lw = model.w.layers[l];
     Pruned::Layer& layer = pruned_->layers.emplace_back();
