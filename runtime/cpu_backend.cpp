@@ -7,7 +7,6 @@
 #include <string>
 
 #include <Eigen/Core>
-#include "runtime/pruned_matrix.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -149,52 +148,6 @@ double unembed_forward(float* logits, const float* x, const float* wte, int N, i
 
 // --- the batched forward ------------------------------------------------------------------------
 
-struct CpuBackend::Pruned {
-  struct Layer {
-    PrunedMatrix attn_w, attn_proj_w;  // (C,3C), (C,C)
-    int width = 0;                     // live hidden units; 0: the MLP adds its output bias alone
-    std::vector<float> fc_b;           // (width)
-    PrunedMatrix fc_w, fc_proj_w;      // (C,width), (width,C)
-  };
-  std::vector<Layer> layers;
-  int widest = 0;
-};
-
-CpuBackend::~CpuBackend() = default;
-
-CpuBackend::CpuBackend(const Model& model, bool prune) : model_(model) {
-  if (!prune) return;
-  const ModelConfig& cfg = model.config;
-  const int C = cfg.n_embd, I = cfg.n_inner;
-  pruned_ = std::make_unique<Pruned>();
-  pruned_->layers.reserve(size_t(cfg.n_layer));
-  for (int l = 0; l < cfg.n_layer; ++l) {
-    const LayerWeights& lw = model.w.layers[l];
-    Pruned::Layer& layer = pruned_->layers.emplace_back();
-    layer.attn_w.set(lw.attn_w, C, 3 * C);
-    layer.attn_proj_w.set(lw.attn_proj_w, C, C);
-    std::vector<int> live;
-    for (int j = 0; j < I; ++j) {
-      bool reads = lw.fc_b[j] != 0.0f, writes = false;
-      for (int c = 0; c < C && !reads; ++c) reads = lw.fc_w[size_t(c) * I + j] != 0.0f;
-      for (int c = 0; c < C && !writes; ++c) writes = lw.fc_proj_w[size_t(j) * C + c] != 0.0f;
-      if (reads && writes) live.push_back(j);
-    }
-    const size_t W = live.size();
-    layer.width = int(W);
-    std::vector<float> fc_w(size_t(C) * W), fc_proj_w(W * C);
-    for (size_t k = 0; k < W; ++k) {
-      const int j = live[k];
-      for (int c = 0; c < C; ++c) fc_w[size_t(c) * W + k] = lw.fc_w[size_t(c) * I + j];
-      layer.fc_b.push_back(lw.fc_b[j]);
-      std::copy_n(lw.fc_proj_w + size_t(j) * C, C, fc_proj_w.data() + k * C);
-    }
-    layer.fc_w.set_copy(std::move(fc_w), C, int(W));
-    layer.fc_proj_w.set_copy(std::move(fc_proj_w), int(W), C);
-    pruned_->widest = std::max(pruned_->widest, int(W));
-  }
-}
-
 ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options) {
   const ModelConfig& cfg = model_.config;
   const ParameterViews& w = model_.w;
@@ -207,9 +160,7 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
   const size_t N = size_t(B) * T;
 
   // One allocation for every activation of this call (llm.c style views).
-  const Pruned* pruned = options.count_flops ? nullptr : pruned_.get();
-  const int widest = pruned ? pruned->widest : I;
-  const size_t sizes[] = {N * C, N * C, N * 3 * C, N * C, N * C, N * widest, N * widest, size_t(B) * NH * T * T};
+  const size_t sizes[] = {N * C, N * C, N * 3 * C, N * C, N * C, N * I, N * I, size_t(B) * NH * T * T};
   size_t total = 0;
   for (size_t s : sizes) total += s;
   if (buffer_.size() < total) buffer_.resize(total);
@@ -220,8 +171,8 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
   float* qkv = take(N * 3 * C);     // (B,T,3C)
   float* att_out = take(N * C);     // (B,T,C)
   float* delta = take(N * C);       // (B,T,C) a sub-layer's output before the residual add
-  float* fc = take(N * widest);     // (B,T,I)
-  float* act = take(N * widest);    // (B,T,I)
+  float* fc = take(N * I);          // (B,T,I)
+  float* act = take(N * I);         // (B,T,I)
   float* att = take(size_t(B) * NH * T * T);  // (B,NH,T,T)
 
   std::vector<int> tokens(N, -1), positions(N, 0);
@@ -250,35 +201,26 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
       flops += layernorm_forward(ln, nullptr, nullptr, x, lw.ln_1_w, lw.ln_1_b, int(N), C);
       in = ln;
     }
-    if (pruned) pruned->layers[l].attn_w.multiply(qkv, in, lw.attn_b, int(N), C, 3 * C);
-    else flops += matmul_forward(qkv, in, lw.attn_w, lw.attn_b, int(N), C, 3 * C);
+    flops += matmul_forward(qkv, in, lw.attn_w, lw.attn_b, int(N), C, 3 * C);
     flops += attention_forward(att_out, att, qkv, result.lengths.data(), B, T, C, NH, cfg.causal);
-    if (pruned) pruned->layers[l].attn_proj_w.multiply(delta, att_out, lw.attn_proj_b, int(N), C, C);
-    else flops += matmul_forward(delta, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
+    flops += matmul_forward(delta, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
     flops += residual_forward(x, delta, N * C);
     capture_residual(2 * l + 1);
     if (options.capture_attention)
       for (int b = 0; b < B; ++b)
         std::memcpy(result.attention.data() + (size_t(b) * L + l) * NH * T * T, att + size_t(b) * NH * T * T,
                     size_t(NH) * T * T * sizeof(float));
-    const int width = pruned ? pruned->layers[l].width : I;
-    if (width > 0) {
+    if (I > 0) {
       in = x;
       if (cfg.layer_norm) {
         flops += layernorm_forward(ln, nullptr, nullptr, x, lw.ln_2_w, lw.ln_2_b, int(N), C);
         in = ln;
       }
-      if (pruned) pruned->layers[l].fc_w.multiply(fc, in, pruned->layers[l].fc_b.data(), int(N), C, width);
-      else flops += matmul_forward(fc, in, lw.fc_w, lw.fc_b, int(N), C, I);
-      const size_t n = N * size_t(width);
+      flops += matmul_forward(fc, in, lw.fc_w, lw.fc_b, int(N), C, I);
+      const size_t n = N * size_t(I);
       flops += cfg.activation == Activation::Gelu ? gelu_forward(act, fc, n) : relu_forward(act, fc, n);
-      if (pruned) pruned->layers[l].fc_proj_w.multiply(delta, act, lw.fc_proj_b, int(N), width, C);
-      else flops += matmul_forward(delta, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
+      flops += matmul_forward(delta, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
       flops += residual_forward(x, delta, N * C);
-    } else if (I > 0) {
-      // Every unit pruned: the MLP adds its output bias alone.
-      for (size_t row = 0; row < N; ++row)
-        for (int c = 0; c < C; ++c) x[row * C + c] += lw.fc_proj_b[c];
     }
     capture_residual(2 * l + 2);
   }
