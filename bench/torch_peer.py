@@ -135,19 +135,18 @@ def train_figures(steps):
 
 def raspc_figures(runtime_text, train_text):
     """The same figures from runtime_bench's and train_bench's output."""
+    patterns = [  # (figure, the text it is read from, the pattern)
+        ("gemm GFLOP/s", runtime_text, r"Eigen float GEMM \S+: ([\d.]+) GFLOP/s"),
+        ("decode us/token", runtime_text, r"d64 L2 H4 MLP256 \(context 16\)\s+\d+\s+([\d.]+)"),
+        ("batched tokens/s", runtime_text, r"batched forward.*?([\d.]+) tokens/s"),
+        ("train steps/s", train_text,
+         r"forward \+ backward \+ AdamW \(fixed batch\)\s+[\d.]+ steps/s wall\s+([\d.]+) steps/s CPU"),
+    ]
     figures = {}
-    m = re.search(r"Eigen float GEMM \S+: ([\d.]+) GFLOP/s", runtime_text)
-    if m:
-        figures["gemm GFLOP/s"] = float(m.group(1))
-    m = re.search(r"d64 L2 H4 MLP256 \(context 16\)\s+\d+\s+([\d.]+)", runtime_text)
-    if m:
-        figures["decode us/token"] = float(m.group(1))
-    m = re.search(r"batched forward.*?([\d.]+) tokens/s", runtime_text)
-    if m:
-        figures["batched tokens/s"] = float(m.group(1))
-    m = re.search(r"forward \+ backward \+ AdamW \(fixed batch\)\s+[\d.]+ steps/s wall\s+([\d.]+) steps/s CPU", train_text)
-    if m:
-        figures["train steps/s"] = float(m.group(1))
+    for name, text, pattern in patterns:
+        m = re.search(pattern, text)
+        if m:
+            figures[name] = float(m.group(1))
     return figures
 
 

@@ -7,6 +7,8 @@
 #include <string>
 
 #include <Eigen/Core>
+
+#include "runtime/forward_batch.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -175,24 +177,15 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
   float* act = take(N * I);         // (B,T,I)
   float* att = take(size_t(B) * NH * T * T);  // (B,NH,T,T)
 
-  std::vector<int> tokens(N, -1), positions(N, 0);
-  for (int b = 0; b < B; ++b)
-    for (int t = 0; t < result.lengths[b]; ++t) {
-      tokens[size_t(b) * T + t] = batch[b][t];
-      positions[size_t(b) * T + t] = t;
-    }
+  const PaddedTokens padded(batch, result);
 
   if (options.capture_residual) result.residual.assign(size_t(B) * stages * T * C, 0.0f);
   if (options.capture_attention) result.attention.assign(size_t(B) * L * NH * T * T, 0.0f);
   auto capture_residual = [&](int stage) {
-    if (!options.capture_residual) return;
-    for (int b = 0; b < B; ++b)
-      for (int t = 0; t < result.lengths[b]; ++t)
-        std::memcpy(result.residual.data() + ((size_t(b) * stages + stage) * T + t) * C,
-                    x + (size_t(b) * T + t) * C, C * sizeof(float));
+    if (options.capture_residual) capture_residual_stage(result, x, stage);
   };
 
-  double flops = encoder_forward(x, tokens.data(), positions.data(), w.wte, w.wpe, int(N), C);
+  double flops = encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, int(N), C);
   capture_residual(0);
   for (int l = 0; l < L; ++l) {
     const LayerWeights& lw = w.layers[l];

@@ -7,6 +7,8 @@
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
+#include "runtime/forward_batch.hpp"
+
 namespace raspc {
 
 namespace {
@@ -268,19 +270,10 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   float* hidden = take(N * W);     // (N,cols) attention's output, or the activated units
   float* delta = take(N * W);      // (N,cols) a writing block's output before the residual add
 
-  std::vector<int> tokens(N, -1), positions(N, 0);
-  for (int b = 0; b < B; ++b)
-    for (int t = 0; t < result.lengths[b]; ++t) {
-      tokens[size_t(b) * T + t] = batch[b][t];
-      positions[size_t(b) * T + t] = t;
-    }
+  const PaddedTokens padded(batch, result);
   if (options.capture_residual) result.residual.assign(size_t(B) * stages * T * C, 0.0f);
   auto capture_residual = [&](int stage) {
-    if (!options.capture_residual) return;
-    for (int b = 0; b < B; ++b)
-      for (int t = 0; t < result.lengths[b]; ++t)
-        std::memcpy(result.residual.data() + ((size_t(b) * stages + stage) * T + t) * C,
-                    x + (size_t(b) * T + t) * C, C * sizeof(float));
+    if (options.capture_residual) capture_residual_stage(result, x, stage);
   };
   // Every row's LayerNorm statistics (as layernorm_forward computes them); the blocks normalise
   // only the columns they read.
@@ -294,7 +287,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     block.read(out, x, C, mean, rstd, gain, shift, gathered, n);
   };
 
-  encoder_forward(x, tokens.data(), positions.data(), w.wte, w.wpe, n, C);
+  encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, n, C);
   capture_residual(0);
   const float scale = 1.0f / std::sqrt(float(cfg.d_head()));
   std::vector<float> scores(size_t(T) * T);
