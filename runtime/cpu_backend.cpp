@@ -104,15 +104,9 @@ double attention_forward(float* out, float* att, const float* qkv, const int* le
           v(seq + 2 * C + h * hs, n, hs, Eigen::OuterStride<>(C3));
       StridedOut p(att + (size_t(b) * NH + h) * T * T, n, n, Eigen::OuterStride<>(T));
       p.noalias() = (q * k.transpose()) * scale;
-      for (int t = 0; t < n; ++t) {
-        const int keys = causal ? t + 1 : n;
-        auto row = p.row(t).head(keys);
-        row = (row.array() - row.maxCoeff()).exp();
-        row *= 1.0f / row.sum();
-        p.row(t).tail(n - keys).setZero();
-        // As attention_row counts a query over its keys.
-        flops += (4.0 * hs + 6.0) * keys + 1.0;
-      }
+      softmax_rows(p.data(), n, T, causal);
+      // As attention_row counts a query over its keys.
+      for (int t = 0; t < n; ++t) flops += (4.0 * hs + 6.0) * (causal ? t + 1 : n) + 1.0;
       // Causal rows hold zeros beyond their keys, so the product adds nothing for them.
       StridedOut(out + size_t(b) * T * C + h * hs, n, hs, Eigen::OuterStride<>(C)).noalias() = p * v;
     }

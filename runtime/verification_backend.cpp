@@ -314,13 +314,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
                         scale;
         else
           p.setZero();  // every score a sum of products with a zero weight: uniform attention
-        for (int t = 0; t < length; ++t) {
-          const int keys = cfg.causal ? t + 1 : length;
-          auto row = p.row(t).head(keys);
-          row = (row.array() - row.maxCoeff()).exp();
-          row *= 1.0f / row.sum();
-          p.row(t).tail(length - keys).setZero();
-        }
+        softmax_rows(p.data(), length, length, cfg.causal);
         OutRows(hidden + size_t(b) * T * NV + head.out, length, head.nv, Stride(NV)).noalias() =
             p * Rows(seq + head.v, length, head.nv, Stride(width));
       }

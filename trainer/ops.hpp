@@ -15,6 +15,8 @@
 
 #include <Eigen/Core>
 
+#include "runtime/forward_batch.hpp"
+
 namespace raspc::ops {
 
 template <class T>
@@ -153,13 +155,7 @@ void attention_forward(T* out, T* att, const T* qkv, const int* lengths, bool ca
       std::fill_n(a_bh, size_t(Tn) * Tn, T(0));
       StridedView<T> a(a_bh, n, n, Stride(Tn));
       a.noalias() = (q * k.transpose()) * scale;
-      for (int t = 0; t < n; ++t) {
-        const int keys = causal ? t + 1 : n;
-        auto row = a.row(t).head(keys);
-        row = (row.array() - row.maxCoeff()).exp();
-        row /= row.sum();
-        a.row(t).tail(n - keys).setZero();
-      }
+      softmax_rows(a_bh, n, Tn, causal);
       StridedView<T>(out + size_t(b) * Tn * C + h * d, n, d, Stride(C)).noalias() = a * v;
     }
   }
