@@ -12,9 +12,9 @@
 // dense forward only in the order of its sums (tests/compiler/test_verification_backend.cpp checks
 // the logits of every program in programs/ against the dense forward's).
 //
-// The residual stream, LayerNorm and the unembedding input stay full width: LayerNorm mixes every
-// dimension (its mean and variance), and they cost O(C) a token where the dense products cost
-// O(C^2).
+// The residual stream stays full width, and so do LayerNorm's row statistics (its mean and
+// variance mix every dimension): they cost O(C) a token where the dense products cost O(C^2).
+// Each block then normalises only the columns it reads.
 #pragma once
 
 #include <memory>
