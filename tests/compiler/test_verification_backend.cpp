@@ -44,6 +44,19 @@ double worst_relative_difference(const std::vector<float>& got, const std::vecto
   return worst;
 }
 
+// Both forwards on `count` inputs of the compiled model: logits and residual stream agree.
+void check_same_forwards(const CompileOptions& o, const Model& model, int count, unsigned seed) {
+  const std::vector<std::vector<int>> batch = random_inputs(model, o.vocab, o.max_len, count, seed);
+  ForwardOptions fo;
+  fo.capture_residual = true;
+  ForwardResult dense = CpuBackend(model).forward(batch, fo);
+  ForwardResult fast = VerificationBackend(model).forward(batch, fo);
+  REQUIRE(fast.logits.size() == dense.logits.size());
+  REQUIRE(fast.residual.size() == dense.residual.size());
+  CHECK(worst_relative_difference(fast.logits, dense.logits, size_t(dense.vocab)) <= 1e-4);
+  CHECK(worst_relative_difference(fast.residual, dense.residual, size_t(dense.n_embd)) <= 1e-4);
+}
+
 }  // namespace
 
 TEST_CASE("verification backend: the dense forward's logits and residual stream on every program") {
@@ -60,20 +73,27 @@ TEST_CASE("verification backend: the dense forward's logits and residual stream 
       o.mode = mode;
       o.verify = false;
       CompileResult r = compile_program(f.program, o);
-      const std::vector<std::vector<int>> batch = random_inputs(r.model, o.vocab, o.max_len, 96, 7);
-      ForwardOptions fo;
-      fo.capture_residual = true;
-      ForwardResult dense = CpuBackend(r.model).forward(batch, fo);
-      ForwardResult fast = VerificationBackend(r.model).forward(batch, fo);
       INFO(name << (mode == Mode::Causal ? " causal" : " bidirectional"));
-      REQUIRE(fast.logits.size() == dense.logits.size());
-      REQUIRE(fast.residual.size() == dense.residual.size());
-      CHECK(worst_relative_difference(fast.logits, dense.logits, size_t(dense.vocab)) <= 1e-4);
-      CHECK(worst_relative_difference(fast.residual, dense.residual, size_t(dense.n_embd)) <= 1e-4);
+      check_same_forwards(o, r.model, 96, 7);
       ++compared;
     }
   }
   CHECK(compared >= 19);
+}
+
+TEST_CASE("verification backend: the dense forward's logits without LayerNorm and with ReLU") {
+  for (const std::string name : {"hist", "sort", "most_freq", "frac_prevs"}) {
+    ProgramFile f = load_program(name);
+    CompileOptions o;
+    o.vocab = header_vocabulary(f.header);
+    o.max_len = 10;
+    o.layer_norm = false;
+    o.activation = Activation::Relu;
+    o.verify = false;
+    CompileResult r = compile_program(f.program, o);
+    INFO(name);
+    check_same_forwards(o, r.model, 40, 3);
+  }
 }
 
 TEST_CASE("verification backend: a broken weight is caught, whether it was nonzero or zero") {
