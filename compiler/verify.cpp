@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "compiler/ir.hpp"
-#include "runtime/cpu_backend.hpp"
+#include "runtime/verification_backend.hpp"
 #include "runtime/model_output.hpp"
 
 namespace raspc::compiler {
@@ -66,10 +66,9 @@ struct Checker {
           const CompileOptions& o)
       : program(p), inference(i), schedule(s), allocation(a), model(m), options(o),
         interpreter(p, o.mode),
-        // Skipping zero weights (the padding units of narrow MLPs, mostly-zero matrices) makes the
-        // forward 2.5-3 times as fast for sort and reverse at max length 64 and changes the
-        // logits by float rounding only (see CpuBackend).
-        backend(o.device == Device::Cpu ? std::make_unique<CpuBackend>(m, true) : make_backend(m, o.device)) {
+        // The forward over the model's nonzero blocks only: the same logits up to float rounding
+        // (see runtime/verification_backend.hpp).
+        backend(o.device == Device::Cpu ? std::make_unique<VerificationBackend>(m) : make_backend(m, o.device)) {
     numerical = inference.info[size_t(program.output)].encoding == Encoding::Numerical;
     for (const Value& v : options.vocab) symbol_token.push_back(model.token_id(to_display(v)));
   }

@@ -1,6 +1,7 @@
 #include "raspc/train_options.hpp"
 
 #include <cmath>
+#include <thread>
 
 #include "language/input.hpp"
 
@@ -30,6 +31,10 @@ void add_training_options(CLI::App& cmd, TrainingOptions& t) {
   cmd.add_option("--eval-every", t.eval_every, "Held-out evaluation every this many steps")->capture_default_str();
   cmd.add_option("--held-out", t.held_out, "Held-out inputs per length (fewer where the length has few inputs)")->capture_default_str();
   cmd.add_flag("--stop-at-perfect", t.stop_at_perfect, "Stop at the first evaluation with 100% held-out token accuracy");
+  cmd.add_option("--threads", t.threads,
+                 "Threads a step splits its batch over (0: every core); another count changes the result by float "
+                 "rounding only")
+      ->capture_default_str();
 }
 
 TaskOptions task_options_from(const TrainingOptions& t, const ShapeOptions& s, const LoadedProgram& program) {
@@ -68,6 +73,8 @@ TrainSettings train_settings_from(const TrainingOptions& t, const ShapeOptions& 
   require(std::isfinite(t.weight_decay) && t.weight_decay >= 0, "--weight-decay", std::to_string(t.weight_decay),
           "the weight decay must be 0 or more");
   require(t.warmup >= -1, "--warmup", std::to_string(t.warmup), "the warmup must be 0 steps or more");
+  require(t.threads >= 0 && t.threads <= 1024, "--threads", std::to_string(t.threads),
+          "the thread count must be between 0 (every core) and 1024");
   require(t.eval_every >= 1, "--eval-every", std::to_string(t.eval_every), "evaluate at least every step (1) or less often");
   TrainSettings r;
   r.layers = layers;
@@ -85,6 +92,7 @@ TrainSettings train_settings_from(const TrainingOptions& t, const ShapeOptions& 
   r.seed = t.seed;
   r.eval_every = t.eval_every;
   r.stop_when_perfect = t.stop_at_perfect;
+  r.threads = t.threads > 0 ? t.threads : int(std::max(1u, std::thread::hardware_concurrency()));
   return r;
 }
 

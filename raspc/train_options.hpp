@@ -30,6 +30,7 @@ struct TrainingOptions {
   int eval_every = 100;
   int held_out = 256;
   bool stop_at_perfect = false;
+  int threads = 1;  // 0: every core
 };
 
 // with_model_shape adds --layers, --heads, --d-model (compare takes them from the compiled model).

@@ -7,8 +7,8 @@
 #include <string>
 
 #include <Eigen/Core>
-#include <Eigen/SparseCore>
 
+#include "runtime/forward_batch.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -87,21 +87,28 @@ double attention_row(float* out, float* att, int att_stride, const float* q, con
 
 double attention_forward(float* out, float* att, const float* qkv, const int* lengths, int B, int T, int C, int NH,
                          bool causal) {
+  using StridedRows = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
+  using StridedOut = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
+  const int C3 = 3 * C, hs = C / NH;
+  const float scale = 1.0f / std::sqrt(float(hs));
   double flops = 0;
-  const int C3 = 3 * C;
+  std::fill_n(att, size_t(B) * NH * T * T, 0.0f);
   for (int b = 0; b < B; ++b) {
+    const int n = lengths[b];
     const float* seq = qkv + size_t(b) * T * C3;
-    float* att_b = att + size_t(b) * NH * T * T;
-    for (int t = 0; t < T; ++t) {
-      float* o = out + (size_t(b) * T + t) * C;
-      float* a = att_b + size_t(t) * T;  // head h's row is at a + h*T*T
-      for (int h = 0; h < NH; ++h) std::fill(a + size_t(h) * T * T, a + size_t(h) * T * T + T, 0.0f);
-      if (t >= lengths[b]) {
-        std::fill(o, o + C, 0.0f);
-        continue;
-      }
-      int n_keys = causal ? t + 1 : lengths[b];
-      flops += attention_row(o, a, T * T, seq + size_t(t) * C3, seq + C, seq + 2 * C, C3, n_keys, C, NH);
+    std::fill_n(out + (size_t(b) * T + n) * C, size_t(T - n) * C, 0.0f);
+    // A sequence's heads as three small products each (scores, softmax, weighted values) rather
+    // than a GEMV per query: the per-query products were most of a batched forward of the d64 model.
+    for (int h = 0; h < NH; ++h) {
+      StridedRows q(seq + h * hs, n, hs, Eigen::OuterStride<>(C3)), k(seq + C + h * hs, n, hs, Eigen::OuterStride<>(C3)),
+          v(seq + 2 * C + h * hs, n, hs, Eigen::OuterStride<>(C3));
+      StridedOut p(att + (size_t(b) * NH + h) * T * T, n, n, Eigen::OuterStride<>(T));
+      p.noalias() = (q * k.transpose()) * scale;
+      softmax_rows(p.data(), n, T, causal);
+      // As attention_row counts a query over its keys.
+      for (int t = 0; t < n; ++t) flops += (4.0 * hs + 6.0) * (causal ? t + 1 : n) + 1.0;
+      // Causal rows hold zeros beyond their keys, so the product adds nothing for them.
+      StridedOut(out + size_t(b) * T * C + h * hs, n, hs, Eigen::OuterStride<>(C)).noalias() = p * v;
     }
   }
   return flops;
@@ -137,90 +144,6 @@ double unembed_forward(float* logits, const float* x, const float* wte, int N, i
 
 // --- the batched forward ------------------------------------------------------------------------
 
-namespace {
-
-using SparseRows = Eigen::SparseMatrix<float, Eigen::RowMajor>;
-
-// A weight matrix (rows, cols), row-major, held sparse when few enough of its entries are nonzero
-// for Eigen's dense-by-sparse product to beat its GEMM: at 1-3% nonzeros it took 0.2-0.7 of the
-// GEMM's time (B*T = 8320 rows, 143..4352 columns), at 14% 2.5 times as long.
-struct PrunedMatrix {
-  const float* dense = nullptr;
-  std::vector<float> storage;  // the dense values when they are a gathered copy
-  SparseRows sparse;
-  bool is_sparse = false;
-
-  void set(const float* values, int rows, int cols) {
-    dense = values;
-    size_t nonzero = 0;
-    for (size_t i = 0; i < size_t(rows) * cols; ++i) nonzero += values[i] != 0.0f;
-    is_sparse = double(nonzero) <= 0.04 * double(rows) * cols;
-    if (is_sparse) sparse = ConstMatrixMap(values, rows, cols).sparseView();
-  }
-  void set_copy(std::vector<float> values, int rows, int cols) {
-    storage = std::move(values);
-    set(storage.data(), rows, cols);
-  }
-  // out (N,cols) = in (N,rows) . this + bias (cols); bias may be null.
-  void multiply(float* out, const float* in, const float* bias, int N, int rows, int cols) const {
-    if (!is_sparse) {
-      matmul_forward(out, in, dense, bias, N, rows, cols);
-      return;
-    }
-    MatrixMap y(out, N, cols);
-    y.noalias() = ConstMatrixMap(in, N, rows) * sparse;
-    if (bias) y.rowwise() += ConstRowVectorMap(bias, cols);
-  }
-};
-
-}  // namespace
-
-struct CpuBackend::Pruned {
-  struct Layer {
-    PrunedMatrix attn_w, attn_proj_w;  // (C,3C), (C,C)
-    int width = 0;                     // live hidden units; 0: the MLP adds its output bias alone
-    std::vector<float> fc_b;           // (width)
-    PrunedMatrix fc_w, fc_proj_w;      // (C,width), (width,C)
-  };
-  std::vector<Layer> layers;
-  int widest = 0;
-};
-
-CpuBackend::~CpuBackend() = default;
-
-CpuBackend::CpuBackend(const Model& model, bool prune) : model_(model) {
-  if (!prune) return;
-  const ModelConfig& cfg = model.config;
-  const int C = cfg.n_embd, I = cfg.n_inner;
-  pruned_ = std::make_unique<Pruned>();
-  pruned_->layers.reserve(size_t(cfg.n_layer));  // the dense pointers of PrunedMatrix stay put
-  for (int l = 0; l < cfg.n_layer; ++l) {
-    const LayerWeights& lw = model.w.layers[l];
-    Pruned::Layer& layer = pruned_->layers.emplace_back();
-    layer.attn_w.set(lw.attn_w, C, 3 * C);
-    layer.attn_proj_w.set(lw.attn_proj_w, C, C);
-    std::vector<int> live;
-    for (int j = 0; j < I; ++j) {
-      bool reads = lw.fc_b[j] != 0.0f, writes = false;
-      for (int c = 0; c < C && !reads; ++c) reads = lw.fc_w[size_t(c) * I + j] != 0.0f;
-      for (int c = 0; c < C && !writes; ++c) writes = lw.fc_proj_w[size_t(j) * C + c] != 0.0f;
-      if (reads && writes) live.push_back(j);
-    }
-    const size_t W = live.size();
-    layer.width = int(W);
-    std::vector<float> fc_w(size_t(C) * W), fc_proj_w(W * C);
-    for (size_t k = 0; k < W; ++k) {
-      const int j = live[k];
-      for (int c = 0; c < C; ++c) fc_w[size_t(c) * W + k] = lw.fc_w[size_t(c) * I + j];
-      layer.fc_b.push_back(lw.fc_b[j]);
-      std::copy_n(lw.fc_proj_w + size_t(j) * C, C, fc_proj_w.data() + k * C);
-    }
-    layer.fc_w.set_copy(std::move(fc_w), C, int(W));
-    layer.fc_proj_w.set_copy(std::move(fc_proj_w), int(W), C);
-    pruned_->widest = std::max(pruned_->widest, int(W));
-  }
-}
-
 ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options) {
   const ModelConfig& cfg = model_.config;
   const ParameterViews& w = model_.w;
@@ -233,9 +156,7 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
   const size_t N = size_t(B) * T;
 
   // One allocation for every activation of this call (llm.c style views).
-  const Pruned* pruned = options.count_flops ? nullptr : pruned_.get();
-  const int widest = pruned ? pruned->widest : I;
-  const size_t sizes[] = {N * C, N * C, N * 3 * C, N * C, N * C, N * widest, N * widest, size_t(B) * NH * T * T};
+  const size_t sizes[] = {N * C, N * C, N * 3 * C, N * C, N * C, N * I, N * I, size_t(B) * NH * T * T};
   size_t total = 0;
   for (size_t s : sizes) total += s;
   if (buffer_.size() < total) buffer_.resize(total);
@@ -246,28 +167,19 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
   float* qkv = take(N * 3 * C);     // (B,T,3C)
   float* att_out = take(N * C);     // (B,T,C)
   float* delta = take(N * C);       // (B,T,C) a sub-layer's output before the residual add
-  float* fc = take(N * widest);     // (B,T,I)
-  float* act = take(N * widest);    // (B,T,I)
+  float* fc = take(N * I);          // (B,T,I)
+  float* act = take(N * I);         // (B,T,I)
   float* att = take(size_t(B) * NH * T * T);  // (B,NH,T,T)
 
-  std::vector<int> tokens(N, -1), positions(N, 0);
-  for (int b = 0; b < B; ++b)
-    for (int t = 0; t < result.lengths[b]; ++t) {
-      tokens[size_t(b) * T + t] = batch[b][t];
-      positions[size_t(b) * T + t] = t;
-    }
+  const PaddedTokens padded(batch, result);
 
   if (options.capture_residual) result.residual.assign(size_t(B) * stages * T * C, 0.0f);
   if (options.capture_attention) result.attention.assign(size_t(B) * L * NH * T * T, 0.0f);
   auto capture_residual = [&](int stage) {
-    if (!options.capture_residual) return;
-    for (int b = 0; b < B; ++b)
-      for (int t = 0; t < result.lengths[b]; ++t)
-        std::memcpy(result.residual.data() + ((size_t(b) * stages + stage) * T + t) * C,
-                    x + (size_t(b) * T + t) * C, C * sizeof(float));
+    if (options.capture_residual) capture_residual_stage(result, x, stage);
   };
 
-  double flops = encoder_forward(x, tokens.data(), positions.data(), w.wte, w.wpe, int(N), C);
+  double flops = encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, int(N), C);
   capture_residual(0);
   for (int l = 0; l < L; ++l) {
     const LayerWeights& lw = w.layers[l];
@@ -276,35 +188,26 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
       flops += layernorm_forward(ln, nullptr, nullptr, x, lw.ln_1_w, lw.ln_1_b, int(N), C);
       in = ln;
     }
-    if (pruned) pruned->layers[l].attn_w.multiply(qkv, in, lw.attn_b, int(N), C, 3 * C);
-    else flops += matmul_forward(qkv, in, lw.attn_w, lw.attn_b, int(N), C, 3 * C);
+    flops += matmul_forward(qkv, in, lw.attn_w, lw.attn_b, int(N), C, 3 * C);
     flops += attention_forward(att_out, att, qkv, result.lengths.data(), B, T, C, NH, cfg.causal);
-    if (pruned) pruned->layers[l].attn_proj_w.multiply(delta, att_out, lw.attn_proj_b, int(N), C, C);
-    else flops += matmul_forward(delta, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
+    flops += matmul_forward(delta, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
     flops += residual_forward(x, delta, N * C);
     capture_residual(2 * l + 1);
     if (options.capture_attention)
       for (int b = 0; b < B; ++b)
         std::memcpy(result.attention.data() + (size_t(b) * L + l) * NH * T * T, att + size_t(b) * NH * T * T,
                     size_t(NH) * T * T * sizeof(float));
-    const int width = pruned ? pruned->layers[l].width : I;
-    if (width > 0) {
+    if (I > 0) {
       in = x;
       if (cfg.layer_norm) {
         flops += layernorm_forward(ln, nullptr, nullptr, x, lw.ln_2_w, lw.ln_2_b, int(N), C);
         in = ln;
       }
-      if (pruned) pruned->layers[l].fc_w.multiply(fc, in, pruned->layers[l].fc_b.data(), int(N), C, width);
-      else flops += matmul_forward(fc, in, lw.fc_w, lw.fc_b, int(N), C, I);
-      const size_t n = N * size_t(width);
+      flops += matmul_forward(fc, in, lw.fc_w, lw.fc_b, int(N), C, I);
+      const size_t n = N * size_t(I);
       flops += cfg.activation == Activation::Gelu ? gelu_forward(act, fc, n) : relu_forward(act, fc, n);
-      if (pruned) pruned->layers[l].fc_proj_w.multiply(delta, act, lw.fc_proj_b, int(N), width, C);
-      else flops += matmul_forward(delta, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
+      flops += matmul_forward(delta, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
       flops += residual_forward(x, delta, N * C);
-    } else if (I > 0) {
-      // Every unit pruned: the MLP adds its output bias alone.
-      for (size_t row = 0; row < N; ++row)
-        for (int c = 0; c < C; ++c) x[row * C + c] += lw.fc_proj_b[c];
     }
     capture_residual(2 * l + 2);
   }

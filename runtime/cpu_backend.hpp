@@ -59,27 +59,16 @@ double unembed_forward(float* logits, const float* x, const float* wte, int N, i
 
 class CpuBackend : public Backend {
  public:
-  // With prune, the forward skips arithmetic on weights that are exactly zero. Each layer's MLP
-  // leaves out the hidden units that cannot contribute: those whose output row (c_proj) is all
-  // zero, and those whose input column and bias are all zero (GELU and ReLU of 0 are 0). GPT-2
-  // has one MLP width for every layer, so a compiled model pads its narrower MLPs with such units
-  // (a whole layer's MLP, often). And a weight matrix that is still mostly zeros (a compiled
-  // model's usually are: a hidden unit reads a few one-hot dimensions) is multiplied as a sparse
-  // matrix. The compiler's verification runs the model on 10^5 inputs and more, and this is most
-  // of its time. The results equal the dense ones up to float rounding (the same nonzero terms,
-  // summed in another order). Not the default: a benchmark of the model's cost must pay for every
-  // weight, as GPT-2 does; and forward with count_flops runs dense, so the count stays the one
-  // runtime/flops.hpp predicts.
-  explicit CpuBackend(const Model& model, bool prune = false);
-  ~CpuBackend() override;
+  // Every weight is multiplied, zero or not, as GPT-2 would (a benchmark of the model's cost must
+  // pay for them all); the compiler's verification runs runtime/verification_backend.hpp, which
+  // skips them.
+  explicit CpuBackend(const Model& model) : model_(model) {}
   ForwardResult forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options = {}) override;
   std::unique_ptr<Decoder> decoder() override;
   std::string name() const override { return "cpu"; }
 
  private:
-  struct Pruned;  // the pruned layers (cpu_backend.cpp: they hold Eigen's sparse matrices)
   const Model& model_;
-  std::unique_ptr<Pruned> pruned_;  // null without prune
   // Every activation of a forward, reused by the next call (so a backend serves one thread at a
   // time): zero-filling and page-faulting in a fresh (B*T*n_inner) buffer per call cost ~20% of
   // a forward of a 4352-wide MLP.

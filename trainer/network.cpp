@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "trainer/ops.hpp"
 
@@ -38,7 +39,8 @@ Tensors<T> tensors_like(const Model& model, T* base) {
 }
 
 template <class T>
-Network<T>::Network(const Model& model, int max_batch) : config(model.config), max_batch_(max_batch) {
+Network<T>::Network(const Model& model, int max_batch, int threads)
+    : config(model.config), max_batch_(max_batch), threads_(std::max(1, std::min(threads, max_batch))) {
   params.assign(model.storage.begin(), model.storage.end());
   grads.assign(params.size(), T(0));
   p = tensors_like(model, params.data());
@@ -49,7 +51,11 @@ Network<T>::Network(const Model& model, int max_batch) : config(model.config), m
   dact_storage_.assign(total, T(0));
   acts_ = layout(act_storage_.data(), nullptr);
   dacts_ = layout(dact_storage_.data(), nullptr);
-  datt_row_.assign(config.n_positions, T(0));
+  for (int k = 0; k < threads_; ++k) datt_.emplace_back(size_t(config.n_positions) * config.n_positions, T(0));
+  for (int k = 1; k < threads_; ++k) {
+    chunk_grads_.emplace_back(params.size(), T(0));
+    chunk_g_.push_back(tensors_like(model, chunk_grads_.back().data()));
+  }
   const size_t BT = size_t(max_batch) * config.n_positions;
   tokens_.assign(BT, 0);
   targets_.assign(BT, -1);
@@ -114,8 +120,18 @@ void Network<T>::norm_backward(T* dinp, T* dw, T* db, const T* dout, const T* in
 }
 
 template <class T>
+template <class Work>
+void Network<T>::for_each_chunk(int B, const Work& work) {
+  const int chunks = chunk_count(B);
+  auto run = [&](int k) { work(k, B * k / chunks, B * (k + 1) / chunks); };
+  std::vector<std::thread> helpers;
+  for (int k = 1; k < chunks; ++k) helpers.emplace_back(run, k);
+  run(0);
+  for (std::thread& helper : helpers) helper.join();
+}
+
+template <class T>
 T Network<T>::forward(const int* tokens, const int* lengths, const int* targets, int B, int Tn) {
-  const int C = config.n_embd, I = config.n_inner, V = config.vocab_size, H = config.n_head;
   const int N = B * Tn;
   B_ = B;
   T_ = Tn;
@@ -126,77 +142,130 @@ T Network<T>::forward(const int* tokens, const int* lengths, const int* targets,
     std::copy(targets, targets + N, targets_.begin());
   else
     std::fill(targets_.begin(), targets_.begin() + N, -1);
+  std::vector<T> mean_loss(size_t(threads_), T(0));
+  std::vector<int> counted(size_t(threads_), 0);
+  for_each_chunk(B, [&](int k, int first, int end) {
+    mean_loss[size_t(k)] = forward_rows(first, end - first);
+    counted[size_t(k)] = ops::counted_targets(targets_.data() + size_t(first) * Tn, (end - first) * Tn);
+  });
+  const int chunks = chunk_count(B);
+  if (chunks == 1) return mean_loss[0];
+  T total = 0;
+  int all = 0;
+  for (int k = 0; k < chunks; ++k) {
+    total += mean_loss[size_t(k)] * T(counted[size_t(k)]);
+    all += counted[size_t(k)];
+  }
+  return all ? total / T(all) : T(0);
+}
 
-  ops::encoder_forward(acts_.encoded, tokens_.data(), p.wte, p.wpe, B, Tn, C);
-  const T* x = acts_.encoded;  // (B,T,C) the residual stream
+template <class T>
+T Network<T>::forward_rows(int first, int B) {
+  const int C = config.n_embd, I = config.n_inner, V = config.vocab_size, H = config.n_head;
+  const int Tn = T_, N = B * Tn;
+  const size_t row = size_t(first) * Tn;  // the chunk's first row
+  const size_t heads = size_t(first) * H * Tn * Tn;
+  const int* tokens = tokens_.data() + row;
+  const int* lengths = lengths_.data() + first;
+  ops::encoder_forward(acts_.encoded + row * C, tokens, p.wte, p.wpe, B, Tn, C);
+  const T* x = acts_.encoded + row * C;  // (B,T,C) the residual stream
   for (int l = 0; l < config.n_layer; ++l) {
     const LayerTensors<T>& w = p.layers[l];
-    LayerActs& a = acts_.layers[l];
-    norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, x, w.ln_1_w, w.ln_1_b, N);
-    ops::matmul_forward(a.qkv, a.ln1, w.attn_w, w.attn_b, N, C, 3 * C);
-    ops::attention_forward(a.atty, a.att, a.qkv, lengths_.data(), config.causal, B, Tn, C, H);
-    ops::matmul_forward(a.attproj, a.atty, w.attn_proj_w, w.attn_proj_b, N, C, C);
-    ops::residual_forward(a.residual2, x, a.attproj, size_t(N) * C);
+    const LayerActs& a = acts_.layers[l];
+    T *ln1 = a.ln1 + row * C, *qkv = a.qkv + row * 3 * C, *atty = a.atty + row * C, *attproj = a.attproj + row * C;
+    T *residual2 = a.residual2 + row * C, *residual3 = a.residual3 + row * C;
+    norm_forward(ln1, a.ln1_mean + row, a.ln1_rstd + row, x, w.ln_1_w, w.ln_1_b, N);
+    ops::matmul_forward(qkv, ln1, w.attn_w, w.attn_b, N, C, 3 * C);
+    ops::attention_forward(atty, a.att + heads, qkv, lengths, config.causal, B, Tn, C, H);
+    ops::matmul_forward(attproj, atty, w.attn_proj_w, w.attn_proj_b, N, C, C);
+    ops::residual_forward(residual2, x, attproj, size_t(N) * C);
     if (I > 0) {
-      norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w.ln_2_w, w.ln_2_b, N);
-      ops::matmul_forward(a.fch, a.ln2, w.fc_w, w.fc_b, N, C, I);
+      T *ln2 = a.ln2 + row * C, *fch = a.fch + row * I, *fch_act = a.fch_act + row * I, *fcproj = a.fcproj + row * C;
+      norm_forward(ln2, a.ln2_mean + row, a.ln2_rstd + row, residual2, w.ln_2_w, w.ln_2_b, N);
+      ops::matmul_forward(fch, ln2, w.fc_w, w.fc_b, N, C, I);
       if (config.activation == Activation::Gelu)
-        ops::gelu_forward(a.fch_act, a.fch, size_t(N) * I);
+        ops::gelu_forward(fch_act, fch, size_t(N) * I);
       else
-        ops::relu_forward(a.fch_act, a.fch, size_t(N) * I);
-      ops::matmul_forward(a.fcproj, a.fch_act, w.fc_proj_w, w.fc_proj_b, N, I, C);
-      ops::residual_forward(a.residual3, a.residual2, a.fcproj, size_t(N) * C);
+        ops::relu_forward(fch_act, fch, size_t(N) * I);
+      ops::matmul_forward(fcproj, fch_act, w.fc_proj_w, w.fc_proj_b, N, I, C);
+      ops::residual_forward(residual3, residual2, fcproj, size_t(N) * C);
     } else {
-      std::copy(a.residual2, a.residual2 + size_t(N) * C, a.residual3);
+      std::copy(residual2, residual2 + size_t(N) * C, residual3);
     }
-    x = a.residual3;
+    x = residual3;
   }
-  norm_forward(acts_.lnf, acts_.lnf_mean, acts_.lnf_rstd, x, p.ln_f_w, p.ln_f_b, N);
-  ops::unembed_forward(acts_.logits, acts_.lnf, p.wte, N, C, V);
-  return ops::crossentropy_forward(acts_.probs, acts_.logits, targets_.data(), N, V);
+  T* lnf = acts_.lnf + row * C;
+  norm_forward(lnf, acts_.lnf_mean + row, acts_.lnf_rstd + row, x, p.ln_f_w, p.ln_f_b, N);
+  ops::unembed_forward(acts_.logits + row * V, lnf, p.wte, N, C, V);
+  return ops::crossentropy_forward(acts_.probs + row * V, acts_.logits + row * V, targets_.data() + row, N, V);
 }
 
 template <class T>
 void Network<T>::backward() {
-  const int C = config.n_embd, I = config.n_inner, V = config.vocab_size, H = config.n_head;
-  const int B = B_, Tn = T_, N = B * Tn;
+  const int B = B_;
   std::fill(grads.begin(), grads.end(), T(0));
+  for (Buffer& extra : chunk_grads_) std::fill(extra.begin(), extra.end(), T(0));
   // Every activation gradient is accumulated into (+=), so all start from zero.
   std::fill(dact_storage_.begin(), dact_storage_.end(), T(0));
+  const int counted = ops::counted_targets(targets_.data(), B * T_);
+  for_each_chunk(B, [&](int k, int first, int end) {
+    backward_rows(first, end - first, counted, k ? chunk_g_[size_t(k - 1)] : g, datt_[size_t(k)].data());
+  });
+  const int chunks = chunk_count(B);
+  // The chunks' parameter gradients, added in chunk order (the same sum whatever the timing).
+  for (int k = 1; k < chunks; ++k) {
+    const Buffer& extra = chunk_grads_[size_t(k - 1)];
+    for (size_t i = 0; i < grads.size(); ++i) grads[i] += extra[i];
+  }
+}
 
-  ops::crossentropy_backward(dacts_.logits, acts_.probs, targets_.data(), N, V);
-  ops::unembed_backward(dacts_.lnf, g.wte, dacts_.logits, acts_.lnf, p.wte, N, C, V);
-  const T* last = config.n_layer ? acts_.layers.back().residual3 : acts_.encoded;
-  T* dlast = config.n_layer ? dacts_.layers.back().residual3 : dacts_.encoded;
-  norm_backward(dlast, g.ln_f_w, g.ln_f_b, dacts_.lnf, last, p.ln_f_w, acts_.lnf_mean, acts_.lnf_rstd, N);
+template <class T>
+void Network<T>::backward_rows(int first, int B, int counted, Tensors<T>& g, T* scratch) {
+  const int C = config.n_embd, I = config.n_inner, V = config.vocab_size, H = config.n_head;
+  const int Tn = T_, N = B * Tn;
+  const size_t row = size_t(first) * Tn;
+  const size_t heads = size_t(first) * H * Tn * Tn;
+  const int* lengths = lengths_.data() + first;
+  T* dlogits = dacts_.logits + row * V;
+  T *lnf = acts_.lnf + row * C, *dlnf = dacts_.lnf + row * C;
+  ops::crossentropy_backward(dlogits, acts_.probs + row * V, targets_.data() + row, N, V, counted);
+  ops::unembed_backward(dlnf, g.wte, dlogits, lnf, p.wte, N, C, V);
+  const T* last = (config.n_layer ? acts_.layers.back().residual3 : acts_.encoded) + row * C;
+  T* dlast = (config.n_layer ? dacts_.layers.back().residual3 : dacts_.encoded) + row * C;
+  norm_backward(dlast, g.ln_f_w, g.ln_f_b, dlnf, last, p.ln_f_w, acts_.lnf_mean + row, acts_.lnf_rstd + row, N);
 
   for (int l = config.n_layer - 1; l >= 0; --l) {
     const LayerTensors<T>& w = p.layers[l];
     LayerTensors<T>& dw = g.layers[l];
-    LayerActs& a = acts_.layers[l];
-    LayerActs& d = dacts_.layers[l];
-    const T* x = l ? acts_.layers[l - 1].residual3 : acts_.encoded;
-    T* dx = l ? dacts_.layers[l - 1].residual3 : dacts_.encoded;
+    const LayerActs& a = acts_.layers[l];
+    const LayerActs& d = dacts_.layers[l];
+    const T* x = (l ? acts_.layers[l - 1].residual3 : acts_.encoded) + row * C;
+    T* dx = (l ? dacts_.layers[l - 1].residual3 : dacts_.encoded) + row * C;
+    T *dresidual2 = d.residual2 + row * C, *dresidual3 = d.residual3 + row * C;
     if (I > 0) {
-      ops::residual_backward(d.residual2, d.fcproj, d.residual3, size_t(N) * C);
-      ops::matmul_backward(d.fch_act, dw.fc_proj_w, dw.fc_proj_b, d.fcproj, a.fch_act, w.fc_proj_w, N, I, C);
+      T* dfcproj = d.fcproj + row * C;
+      T *dfch_act = d.fch_act + row * I, *dfch = d.fch + row * I, *dln2 = d.ln2 + row * C;
+      ops::residual_backward(dresidual2, dfcproj, dresidual3, size_t(N) * C);
+      ops::matmul_backward(dfch_act, dw.fc_proj_w, dw.fc_proj_b, dfcproj, a.fch_act + row * I, w.fc_proj_w, N, I, C);
       if (config.activation == Activation::Gelu)
-        ops::gelu_backward(d.fch, a.fch, d.fch_act, size_t(N) * I);
+        ops::gelu_backward(dfch, a.fch + row * I, dfch_act, size_t(N) * I);
       else
-        ops::relu_backward(d.fch, a.fch, d.fch_act, size_t(N) * I);
-      ops::matmul_backward(d.ln2, dw.fc_w, dw.fc_b, d.fch, a.ln2, w.fc_w, N, C, I);
-      norm_backward(d.residual2, dw.ln_2_w, dw.ln_2_b, d.ln2, a.residual2, w.ln_2_w, a.ln2_mean, a.ln2_rstd, N);
+        ops::relu_backward(dfch, a.fch + row * I, dfch_act, size_t(N) * I);
+      ops::matmul_backward(dln2, dw.fc_w, dw.fc_b, dfch, a.ln2 + row * C, w.fc_w, N, C, I);
+      norm_backward(dresidual2, dw.ln_2_w, dw.ln_2_b, dln2, a.residual2 + row * C, w.ln_2_w, a.ln2_mean + row,
+                    a.ln2_rstd + row, N);
     } else {
-      for (size_t i = 0; i < size_t(N) * C; ++i) d.residual2[i] += d.residual3[i];
+      for (size_t i = 0; i < size_t(N) * C; ++i) dresidual2[i] += dresidual3[i];
     }
-    ops::residual_backward(dx, d.attproj, d.residual2, size_t(N) * C);
-    ops::matmul_backward(d.atty, dw.attn_proj_w, dw.attn_proj_b, d.attproj, a.atty, w.attn_proj_w, N, C, C);
-    ops::attention_backward(d.qkv, datt_row_.data(), d.atty, a.qkv, a.att, lengths_.data(), config.causal, B, Tn,
+    T *dattproj = d.attproj + row * C, *datty = d.atty + row * C, *dqkv = d.qkv + row * 3 * C, *dln1 = d.ln1 + row * C;
+    ops::residual_backward(dx, dattproj, dresidual2, size_t(N) * C);
+    ops::matmul_backward(datty, dw.attn_proj_w, dw.attn_proj_b, dattproj, a.atty + row * C, w.attn_proj_w, N, C, C);
+    ops::attention_backward(dqkv, scratch, datty, a.qkv + row * 3 * C, a.att + heads, lengths, config.causal, B, Tn,
                             C, H);
-    ops::matmul_backward(d.ln1, dw.attn_w, dw.attn_b, d.qkv, a.ln1, w.attn_w, N, C, 3 * C);
-    norm_backward(dx, dw.ln_1_w, dw.ln_1_b, d.ln1, x, w.ln_1_w, a.ln1_mean, a.ln1_rstd, N);
+    ops::matmul_backward(dln1, dw.attn_w, dw.attn_b, dqkv, a.ln1 + row * C, w.attn_w, N, C, 3 * C);
+    norm_backward(dx, dw.ln_1_w, dw.ln_1_b, dln1, x, w.ln_1_w, a.ln1_mean + row, a.ln1_rstd + row, N);
   }
-  ops::encoder_backward(g.wte, g.wpe, dacts_.encoded, tokens_.data(), B, Tn, C);
+  ops::encoder_backward(g.wte, g.wpe, dacts_.encoded + row * C, tokens_.data() + row, B, Tn, C);
 }
 
 template <class T>

@@ -5,6 +5,7 @@
 // Templated on the scalar type: float for training, double for the gradient check.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -37,8 +38,11 @@ template <class T>
 class Network {
  public:
   // Copies the model's parameters; buffers are sized for up to max_batch sequences of
-  // n_positions tokens.
-  Network(const Model& model, int max_batch);
+  // n_positions tokens. With threads > 1, forward and backward split the batch into that many
+  // chunks of whole sequences, one a thread, each with its own parameter gradients, added in
+  // chunk order afterwards: the result is the same whatever the timing, and differs from one
+  // thread's by float rounding only (the gradients' sums in another grouping).
+  Network(const Model& model, int max_batch, int threads = 1);
 
   // tokens (B,Tn) padded with any valid id; lengths (B) with 1 <= lengths[b] <= Tn; targets (B,Tn)
   // with -1 where the position does not count (padding, BOS, undefined), may be null (no loss).
@@ -89,6 +93,15 @@ class Network {
     T* probs;                      // (B,T,V)
   };
   Acts layout(T* base, size_t* total) const;
+  int chunk_count(int B) const { return std::max(1, std::min(threads_, B)); }
+  // Runs work(chunk, first sequence, end) for every chunk of the batch of B, one a thread.
+  template <class Work>
+  void for_each_chunk(int B, const Work& work);
+  // The forward and backward of sequences [first, first + B) of the last batch; the forward
+  // returns their mean loss. `counted` is the whole batch's positions with a target; `g` takes
+  // the chunk's parameter gradients; scratch (T*T) is the chunk's own.
+  T forward_rows(int first, int B);
+  void backward_rows(int first, int B, int counted, Tensors<T>& g, T* scratch);
   // One layer's LayerNorm, or the identity when the config has none.
   void norm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const T* b, int N) const;
   void norm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, const T* w, const T* mean,
@@ -97,7 +110,10 @@ class Network {
   int max_batch_;
   Buffer act_storage_, dact_storage_;
   Acts acts_, dacts_;
-  std::vector<T> datt_row_;  // (T) scratch
+  int threads_ = 1;
+  std::vector<std::vector<T>> datt_;  // (T,T) scratch of every chunk
+  std::vector<Buffer> chunk_grads_;   // parameter gradients of chunks 1.. (chunk 0 uses grads)
+  std::vector<Tensors<T>> chunk_g_;   // views into chunk_grads_
   std::vector<int> tokens_, lengths_, targets_;
   int B_ = 0, T_ = 0;
   bool has_targets_ = false;

@@ -11,8 +11,11 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <type_traits>
 
 #include <Eigen/Core>
+
+#include "runtime/forward_batch.hpp"
 
 namespace raspc::ops {
 
@@ -26,6 +29,15 @@ template <class T>
 using VectorView = Eigen::Map<Eigen::Matrix<T, 1, Eigen::Dynamic>>;
 template <class T>
 using ConstVectorView = Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>;
+// Row-major blocks whose rows are `Stride` elements apart (one head's columns of q|k|v).
+using Stride = Eigen::OuterStride<>;
+template <class T>
+using StridedView = Eigen::Map<std::conditional_t<std::is_const_v<T>, const RowMajor<std::remove_const_t<T>>, RowMajor<T>>,
+                               0, Stride>;
+template <class T>
+using ArrayView = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using ConstArrayView = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 // --- embeddings ----------------------------------------------------------------------------------
 
@@ -56,21 +68,17 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int B,
 
 // --- LayerNorm (epsilon 1e-5, as GPT-2) ------------------------------------------------------------
 
-// out (N,C) = (inp - mean) * rstd * w + b; mean, rstd (N) are kept for the backward.
+// out (N,C) = (inp - mean) * rstd * w + b; mean, rstd (N) are kept for the backward. Rows as Eigen
+// arrays: the scalar loops' float sums could not be vectorised, 6% of a step.
 template <class T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const T* b, int N, int C) {
   const T eps = T(1e-5);
+  ConstArrayView<T> gain(w, C), shift(b, C);
   for (int i = 0; i < N; ++i) {
-    const T* x = inp + size_t(i) * C;
-    T m = 0;
-    for (int c = 0; c < C; ++c) m += x[c];
-    m /= C;
-    T v = 0;
-    for (int c = 0; c < C; ++c) v += (x[c] - m) * (x[c] - m);
-    v /= C;
-    T s = T(1) / std::sqrt(v + eps);
-    T* o = out + size_t(i) * C;
-    for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * w[c] + b[c];
+    ConstArrayView<T> x(inp + size_t(i) * C, C);
+    const T m = x.sum() / T(C);
+    const T s = T(1) / std::sqrt((x - m).square().sum() / T(C) + eps);
+    ArrayView<T>(out + size_t(i) * C, C) = (x - m) * s * gain + shift;
     mean[i] = m;
     rstd[i] = s;
   }
@@ -78,28 +86,18 @@ void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const
 template <class T>
 void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, const T* w, const T* mean,
                         const T* rstd, int N, int C) {
+  ConstArrayView<T> gain(w, C);
+  ArrayView<T> dgain(dw, C), dshift(db, C);
   for (int i = 0; i < N; ++i) {
-    const T* d = dout + size_t(i) * C;
-    const T* x = inp + size_t(i) * C;
-    T* dx = dinp + size_t(i) * C;
-    const T m = mean[i], s = rstd[i];
+    ConstArrayView<T> d(dout + size_t(i) * C, C), x(inp + size_t(i) * C, C);
+    const T s = rstd[i];
     // dx = s * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)), with dnorm = w * dout
-    T dnorm_mean = 0, dnorm_norm_mean = 0;
-    for (int c = 0; c < C; ++c) {
-      T norm = (x[c] - m) * s;
-      T dnorm = w[c] * d[c];
-      dnorm_mean += dnorm;
-      dnorm_norm_mean += dnorm * norm;
-    }
-    dnorm_mean /= C;
-    dnorm_norm_mean /= C;
-    for (int c = 0; c < C; ++c) {
-      T norm = (x[c] - m) * s;
-      T dnorm = w[c] * d[c];
-      db[c] += d[c];
-      dw[c] += norm * d[c];
-      dx[c] += s * (dnorm - dnorm_mean - norm * dnorm_norm_mean);
-    }
+    const auto norm = ((x - mean[i]) * s).eval();
+    const auto dnorm = (gain * d).eval();
+    const T dnorm_mean = dnorm.sum() / T(C), dnorm_norm_mean = (dnorm * norm).sum() / T(C);
+    dshift += d;
+    dgain += norm * d;
+    ArrayView<T>(dinp + size_t(i) * C, C) += s * (dnorm - dnorm_mean - norm * dnorm_norm_mean);
   }
 }
 
@@ -125,111 +123,80 @@ void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, cons
 
 // qkv (B,T,3C): query | key | value, heads of d = C/H contiguous within each. att (B,H,T,T) holds
 // the softmax weights [query][key]; out (B,T,C). Query t sees key k when k < lengths[b] and, with
-// `causal`, k <= t. Scores are divided by sqrt(d).
+// `causal`, k <= t. Scores are divided by sqrt(d). Each (sequence, head) is three small products
+// over its real positions (Eigen's, vectorised: the scalar loops were a sixth of a training step).
 template <class T>
 void attention_forward(T* out, T* att, const T* qkv, const int* lengths, bool causal, int B, int Tn, int C,
                        int H) {
   const int d = C / H;
   const T scale = T(1) / std::sqrt(T(d));
-  for (int b = 0; b < B; ++b)
-    for (int h = 0; h < H; ++h)
-      for (int t = 0; t < Tn; ++t) {
-        T* a = att + ((size_t(b) * H + h) * Tn + t) * Tn;
-        T* o = out + (size_t(b) * Tn + t) * C + h * d;
-        for (int k = 0; k < Tn; ++k) a[k] = 0;
-        for (int i = 0; i < d; ++i) o[i] = 0;
-        if (t >= lengths[b]) continue;
-        const int keys = causal ? t + 1 : lengths[b];
-        const T* q = qkv + (size_t(b) * Tn + t) * 3 * C + h * d;
-        T best = -std::numeric_limits<T>::infinity();
-        for (int k = 0; k < keys; ++k) {
-          const T* key = qkv + (size_t(b) * Tn + k) * 3 * C + C + h * d;
-          T s = 0;
-          for (int i = 0; i < d; ++i) s += q[i] * key[i];
-          a[k] = s * scale;
-          if (a[k] > best) best = a[k];
-        }
-        T sum = 0;
-        for (int k = 0; k < keys; ++k) {
-          a[k] = std::exp(a[k] - best);
-          sum += a[k];
-        }
-        for (int k = 0; k < keys; ++k) {
-          a[k] /= sum;
-          const T* v = qkv + (size_t(b) * Tn + k) * 3 * C + 2 * C + h * d;
-          for (int i = 0; i < d; ++i) o[i] += a[k] * v[i];
-        }
-      }
+  for (int b = 0; b < B; ++b) {
+    const int n = lengths[b];
+    const T* seq = qkv + size_t(b) * Tn * 3 * C;
+    for (int t = n; t < Tn; ++t) std::fill_n(out + (size_t(b) * Tn + t) * C, C, T(0));
+    for (int h = 0; h < H; ++h) {
+      StridedView<const T> q(seq + h * d, n, d, Stride(3 * C)), k(seq + C + h * d, n, d, Stride(3 * C)),
+          v(seq + 2 * C + h * d, n, d, Stride(3 * C));
+      T* a_bh = att + (size_t(b) * H + h) * Tn * Tn;
+      std::fill_n(a_bh, size_t(Tn) * Tn, T(0));
+      StridedView<T> a(a_bh, n, n, Stride(Tn));
+      a.noalias() = (q * k.transpose()) * scale;
+      softmax_rows(a_bh, n, Tn, causal);
+      StridedView<T>(out + size_t(b) * Tn * C + h * d, n, d, Stride(C)).noalias() = a * v;
+    }
+  }
 }
-// datt_row (T) is scratch for one row of dL/d(att).
+// scratch (T*T) holds one head's dL/d(att).
 template <class T>
-void attention_backward(T* dqkv, T* datt_row, const T* dout, const T* qkv, const T* att, const int* lengths,
+void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* att, const int* lengths,
                         bool causal, int B, int Tn, int C, int H) {
+  (void)causal;  // the masked weights are zero in att, and so are their gradients
   const int d = C / H;
   const T scale = T(1) / std::sqrt(T(d));
-  for (int b = 0; b < B; ++b)
-    for (int h = 0; h < H; ++h)
-      for (int t = 0; t < lengths[b]; ++t) {
-        const T* a = att + ((size_t(b) * H + h) * Tn + t) * Tn;
-        const T* dout_t = dout + (size_t(b) * Tn + t) * C + h * d;
-        const int keys = causal ? t + 1 : lengths[b];
-        // out = sum_k a[k] v[k]: datt[k] = dout . v[k], dv[k] += a[k] dout
-        T datt_dot_att = 0;
-        for (int k = 0; k < keys; ++k) {
-          const T* v = qkv + (size_t(b) * Tn + k) * 3 * C + 2 * C + h * d;
-          T* dv = dqkv + (size_t(b) * Tn + k) * 3 * C + 2 * C + h * d;
-          T s = 0;
-          for (int i = 0; i < d; ++i) {
-            s += dout_t[i] * v[i];
-            dv[i] += a[k] * dout_t[i];
-          }
-          datt_row[k] = s;
-          datt_dot_att += s * a[k];
-        }
-        // softmax: dscore[k] = a[k] (datt[k] - sum_j a[j] datt[j]); score = scale q.key
-        const T* q = qkv + (size_t(b) * Tn + t) * 3 * C + h * d;
-        T* dq = dqkv + (size_t(b) * Tn + t) * 3 * C + h * d;
-        for (int k = 0; k < keys; ++k) {
-          T dscore = a[k] * (datt_row[k] - datt_dot_att) * scale;
-          const T* key = qkv + (size_t(b) * Tn + k) * 3 * C + C + h * d;
-          T* dkey = dqkv + (size_t(b) * Tn + k) * 3 * C + C + h * d;
-          for (int i = 0; i < d; ++i) {
-            dq[i] += dscore * key[i];
-            dkey[i] += dscore * q[i];
-          }
-        }
+  for (int b = 0; b < B; ++b) {
+    const int n = lengths[b];
+    const T* seq = qkv + size_t(b) * Tn * 3 * C;
+    T* dseq = dqkv + size_t(b) * Tn * 3 * C;
+    for (int h = 0; h < H; ++h) {
+      StridedView<const T> q(seq + h * d, n, d, Stride(3 * C)), k(seq + C + h * d, n, d, Stride(3 * C)),
+          v(seq + 2 * C + h * d, n, d, Stride(3 * C));
+      StridedView<T> dq(dseq + h * d, n, d, Stride(3 * C)), dk(dseq + C + h * d, n, d, Stride(3 * C)),
+          dv(dseq + 2 * C + h * d, n, d, Stride(3 * C));
+      StridedView<const T> a(att + (size_t(b) * H + h) * Tn * Tn, n, n, Stride(Tn));
+      StridedView<const T> dy(dout + size_t(b) * Tn * C + h * d, n, d, Stride(C));
+      // out = a v: dv += a^T dy, da = dy v^T
+      dv.noalias() += a.transpose() * dy;
+      StridedView<T> ds(scratch, n, n, Stride(n));
+      ds.noalias() = dy * v.transpose();
+      // softmax: ds = a (da - sum_j a_j da_j), times the score scale
+      for (int t = 0; t < n; ++t) {
+        const T dot = a.row(t).dot(ds.row(t));
+        ds.row(t) = (a.row(t).array() * (ds.row(t).array() - dot) * scale).matrix();
       }
+      // score = q . k: dq += ds k, dk += ds^T q
+      dq.noalias() += ds * k;
+      dk.noalias() += ds.transpose() * q;
+    }
+  }
 }
 
 // --- activations ---------------------------------------------------------------------------------------
 
-// tanh(u) = 1 - 2 / (1 + e^{2u}): glibc's tanhf is several times slower than its expf, and was a
-// third of a training step. Exact limits: e^{2u} overflows to inf (tanh 1) or underflows to 0 (-1).
-template <class T>
-inline T fast_tanh(T u) {
-  return T(1) - T(2) / (T(1) + std::exp(T(2) * u));
-}
-
-// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), with Eigen's vectorised tanh
+// (the runtime's; glibc's scalar tanhf, and then a scalar expf, were a third and a tenth of a step).
 template <class T>
 void gelu_forward(T* out, const T* inp, size_t n) {
   const T k = std::sqrt(T(2) / T(M_PI));
-  for (size_t i = 0; i < n; ++i) {
-    T x = inp[i];
-    out[i] = T(0.5) * x * (T(1) + fast_tanh(k * (x + T(0.044715) * x * x * x)));
-  }
+  ConstArrayView<T> x(inp, Eigen::Index(n));
+  ArrayView<T>(out, Eigen::Index(n)) = T(0.5) * x * (T(1) + (k * (x + T(0.044715) * x.cube())).tanh());
 }
 template <class T>
 void gelu_backward(T* dinp, const T* inp, const T* dout, size_t n) {
   const T k = std::sqrt(T(2) / T(M_PI));
-  for (size_t i = 0; i < n; ++i) {
-    T x = inp[i];
-    T u = k * (x + T(0.044715) * x * x * x);
-    T th = fast_tanh(u);
-    T sech2 = T(1) - th * th;
-    T local = T(0.5) * (T(1) + th) + T(0.5) * x * sech2 * k * (T(1) + T(3 * 0.044715) * x * x);
-    dinp[i] += local * dout[i];
-  }
+  ConstArrayView<T> x(inp, Eigen::Index(n)), d(dout, Eigen::Index(n));
+  const auto th = (k * (x + T(0.044715) * x.cube())).tanh().eval();
+  ArrayView<T>(dinp, Eigen::Index(n)) +=
+      (T(0.5) * (T(1) + th) + T(0.5) * x * (T(1) - th.square()) * k * (T(1) + T(3 * 0.044715) * x.square())) * d;
 }
 template <class T>
 void relu_forward(T* out, const T* inp, size_t n) {
@@ -297,11 +264,16 @@ T crossentropy_forward(T* probs, const T* logits, const int* targets, int N, int
   }
   return counted ? total / counted : T(0);
 }
-// dlogits (N,V) = (probs - onehot(target)) / counted, zero at masked positions.
-template <class T>
-void crossentropy_backward(T* dlogits, const T* probs, const int* targets, int N, int V) {
+// The positions whose target counts (>= 0).
+inline int counted_targets(const int* targets, int N) {
   int counted = 0;
   for (int i = 0; i < N; ++i) counted += targets[i] >= 0;
+  return counted;
+}
+// dlogits (N,V) = (probs - onehot(target)) / counted, zero at masked positions; counted is the
+// whole batch's (these N rows may be a part of it).
+template <class T>
+void crossentropy_backward(T* dlogits, const T* probs, const int* targets, int N, int V, int counted) {
   const T inv = counted ? T(1) / counted : T(0);
   for (int i = 0; i < N; ++i) {
     T* d = dlogits + size_t(i) * V;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <Eigen/Core>
+
 namespace raspc {
 
 float scheduled_learning_rate(const OptimizerSettings& s, int step) {
@@ -22,25 +24,25 @@ AdamW::AdamW(const ModelConfig& config, const OptimizerSettings& settings) : set
 }
 
 float AdamW::update(float* params, float* grads, int step) {
-  double sum_squares = 0;
-  for (size_t i = 0; i < m_.size(); ++i) sum_squares += double(grads[i]) * grads[i];
-  const float norm = float(std::sqrt(sum_squares));
-  if (settings_.clip_norm > 0 && norm > settings_.clip_norm) {
-    const float scale = settings_.clip_norm / norm;
-    for (size_t i = 0; i < m_.size(); ++i) grads[i] *= scale;
-  }
+  using Array = Eigen::Map<Eigen::ArrayXf>;
+  const Eigen::Index n = Eigen::Index(m_.size());
+  Array g(grads, n), m(m_.data(), n), v(v_.data(), n);
+  const float norm = float(std::sqrt(g.cast<double>().square().sum()));
+  if (settings_.clip_norm > 0 && norm > settings_.clip_norm) g *= settings_.clip_norm / norm;
   const float lr = scheduled_learning_rate(settings_, step);
   const float b1 = settings_.beta1, b2 = settings_.beta2;
   const float correction1 = 1.0f - std::pow(b1, float(step + 1));
   const float correction2 = 1.0f - std::pow(b2, float(step + 1));
+  // Whole arrays at a time (Eigen's vectorised sqrt and division): the scalar loop was a tenth of
+  // a step of the reference model.
+  m = b1 * m + (1 - b1) * g;
+  v = b2 * v + (1 - b2) * g * g;
   for (const Range& r : ranges_) {
     const float decay = r.decay ? settings_.weight_decay : 0.0f;
-    for (size_t i = r.offset; i < r.offset + r.size; ++i) {
-      m_[i] = b1 * m_[i] + (1 - b1) * grads[i];
-      v_[i] = b2 * v_[i] + (1 - b2) * grads[i] * grads[i];
-      const float m_hat = m_[i] / correction1, v_hat = v_[i] / correction2;
-      params[i] -= lr * (m_hat / (std::sqrt(v_hat) + settings_.epsilon) + decay * params[i]);
-    }
+    const Eigen::Index at = Eigen::Index(r.offset), size = Eigen::Index(r.size);
+    Array p(params + at, size);
+    p -= lr * ((m.segment(at, size) / correction1) / ((v.segment(at, size) / correction2).sqrt() + settings_.epsilon) +
+               decay * p);
   }
   return norm;
 }

@@ -118,7 +118,7 @@ TrainResult train_model(Task& task, const TrainSettings& s, const std::function<
   os.total_steps = s.steps;
   os.warmup_steps = s.warmup_steps < 0 ? s.steps / 20 : s.warmup_steps;
   AdamW optimizer(result.model.config, os);
-  Network<float> network(result.model, s.batch);
+  Network<float> network(result.model, s.batch, s.threads);
 
   // The data stream has its own generator, so evaluations never shift the training inputs.
   std::mt19937_64 data_rng(s.seed * 0x9e3779b97f4a7c15ull + 1);

@@ -27,6 +27,9 @@ struct TrainSettings {
   uint64_t seed = 1;
   int eval_every = 100;            // held-out evaluation (training lengths) every this many steps
   bool stop_when_perfect = false;  // stop at the first evaluation with 100% held-out accuracy
+  // Threads a step's forward and backward split the batch over (trainer/network.hpp). The same
+  // seed and thread count give the same model bit for bit; another count differs by float rounding.
+  int threads = 1;
 };
 
 // Accuracy on held-out inputs. Token accuracy counts every position whose output is defined;

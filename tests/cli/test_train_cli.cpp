@@ -86,6 +86,12 @@ TEST_CASE("raspc train: the same seed writes the same file") {
   REQUIRE(raspc("train " + program("hist.rasp") + " --max-len 5 --d-model 8 --heads 2 --steps 40 --batch 8 --seed 7 -o " + first).code == 0);
   REQUIRE(raspc("train " + program("hist.rasp") + " --max-len 5 --d-model 8 --heads 2 --steps 40 --batch 8 --seed 7 -o " + second).code == 0);
   CHECK(slurp(first) == slurp(second));
+  // Two threads split each batch: the same file on every run with that count.
+  const std::string third = (scratch() / "third.safetensors").string(), fourth = (scratch() / "fourth.safetensors").string();
+  for (const std::string& path : {third, fourth})
+    REQUIRE(raspc("train " + program("hist.rasp") + " --max-len 5 --d-model 8 --heads 2 --steps 40 --batch 8 --seed 7 "
+                  "--threads 2 -o " + path).code == 0);
+  CHECK(slurp(third) == slurp(fourth));
 }
 
 TEST_CASE("raspc train refuses bad settings with a message") {
@@ -102,6 +108,10 @@ TEST_CASE("raspc train refuses bad settings with a message") {
   Run steps = raspc("train " + program("hist.rasp") + " --steps 0" + out);
   CHECK(steps.code == 1);
   CHECK(steps.err.find("error: give at least one step") != std::string::npos);
+  Run threads = raspc("train " + program("hist.rasp") + " --threads -2" + out);
+  CHECK(threads.code == 1);
+  CHECK(threads.err.find("--threads") != std::string::npos);
+  CHECK(threads.err.find("error: the thread count must be between 0 (every core) and 1024") != std::string::npos);
   CHECK_FALSE(fs::exists(scratch() / "never.safetensors"));
 }
 

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# raspc's runtime and trainer benches and PyTorch on the same workloads (bench/torch_peer.py), in
+# one run, and the ratios: only figures from the same run on the same machine compare.
+#
+#   bench/peers.sh [BUILD]       # BUILD: the build folder (default build), with runtime_bench and train_bench
+#   PYTHON=/path/to/python bench/peers.sh build-dev    # a Python with torch (default: .interop-venv's)
+#   SECONDS_PER_FIGURE=2 STEPS=300 bench/peers.sh      # longer measurements (defaults 1 and 200)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+python=${PYTHON:-$root/.interop-venv/bin/python}
+seconds=${SECONDS_PER_FIGURE:-1}
+steps=${STEPS:-200}
+for bench in runtime_bench train_bench; do
+  [ -x "$build/$bench" ] || { echo "peers.sh: $build/$bench not found (cmake --build $build --target $bench)" >&2; exit 1; }
+done
+"$python" -c 'import torch' 2>/dev/null || { echo "peers.sh: $python has no torch (scripts/setup-interop.sh makes a venv with it, or set PYTHON)" >&2; exit 1; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "compiler: $(${CXX:-c++} --version | head -1); $("$python" --version)"
+"$build/runtime_bench" "$seconds" | tee "$out/runtime.txt"
+"$build/train_bench" "$steps" | tee "$out/train.txt"
+echo
+"$python" "$root/bench/torch_peer.py" --seconds "$seconds" --steps "$steps" \
+  --raspc-runtime "$out/runtime.txt" --raspc-train "$out/train.txt"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

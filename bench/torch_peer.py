@@ -1,0 +1,187 @@
+"""PyTorch on exactly the workloads of bench/runtime_bench.cpp and bench/train_bench.cpp, one thread.
+
+    python torch_peer.py [--seconds S] [--steps N]
+        prints PyTorch's figures in the lines peers.sh reads
+    python torch_peer.py --raspc-runtime FILE --raspc-train FILE [...]
+        also reads raspc's output (runtime_bench's and train_bench's, from the same run) and
+        prints each figure side by side with its ratio
+
+The model is the d64 reference GPT-2 of both benches (n_embd 64, 2 layers, 4 heads, MLP 256,
+LayerNorm, GELU in its tanh form, tied unembedding), written directly in torch (no transformers
+overhead): decode with a KV cache over a context of 16, causal; a batched forward of 64 x 16,
+causal; and the training step of train_bench: 32 sequences of 17 positions, bidirectional,
+vocabulary 16, fixed random tokens and targets (-1 at the BOS position), cross-entropy, backward,
+gradient clipping at norm 1, AdamW (lr 1e-3, betas 0.9 and 0.99, eps 1e-8, weight decay 0.01 on
+matrices and embeddings only). Times are the thread's (runtime) or the process's (training) CPU
+time, as raspc's benches measure theirs.
+"""
+import argparse
+import math
+import re
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+C, LAYERS, HEADS, INNER, VOCAB = 64, 2, 4, 256, 16
+
+
+class Gpt2(torch.nn.Module):
+    def __init__(self, positions, causal):
+        super().__init__()
+        self.causal = causal
+        self.wte = torch.nn.Parameter(torch.randn(VOCAB, C) * 0.02)
+        self.wpe = torch.nn.Parameter(torch.randn(positions, C) * 0.02)
+        self.blocks = torch.nn.ModuleList()
+        for _ in range(LAYERS):
+            b = torch.nn.Module()
+            b.ln_1 = torch.nn.LayerNorm(C)
+            b.c_attn = torch.nn.Linear(C, 3 * C)
+            b.c_proj = torch.nn.Linear(C, C)
+            b.ln_2 = torch.nn.LayerNorm(C)
+            b.c_fc = torch.nn.Linear(C, INNER)
+            b.c_fc_proj = torch.nn.Linear(INNER, C)
+            self.blocks.append(b)
+        self.ln_f = torch.nn.LayerNorm(C)
+
+    def forward(self, tokens):
+        B, T = tokens.shape
+        x = self.wte[tokens] + self.wpe[:T]
+        for b in self.blocks:
+            q, k, v = b.c_attn(b.ln_1(x)).split(C, dim=2)
+            heads = lambda t: t.view(B, T, HEADS, C // HEADS).transpose(1, 2)
+            y = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), is_causal=self.causal)
+            x = x + b.c_proj(y.transpose(1, 2).reshape(B, T, C))
+            x = x + b.c_fc_proj(F.gelu(b.c_fc(b.ln_2(x)), approximate="tanh"))
+        return self.ln_f(x) @ self.wte.t()
+
+    def decode_step(self, token, t, cache):
+        """One token at position t; cache[l] holds (k, v) of shape (HEADS, P, d)."""
+        x = self.wte[token] + self.wpe[t]
+        d = C // HEADS
+        for l, b in enumerate(self.blocks):
+            q, k, v = b.c_attn(b.ln_1(x)).split(C)
+            keys, values = cache[l]
+            keys[:, t] = k.view(HEADS, d)
+            values[:, t] = v.view(HEADS, d)
+            scores = (keys[:, : t + 1] @ q.view(HEADS, d, 1)).squeeze(2) / math.sqrt(d)
+            y = (torch.softmax(scores, dim=1).unsqueeze(1) @ values[:, : t + 1]).reshape(C)
+            x = x + b.c_proj(y)
+            x = x + b.c_fc_proj(F.gelu(b.c_fc(b.ln_2(x)), approximate="tanh"))
+        return self.ln_f(x) @ self.wte.t()
+
+
+def measure(seconds, work, clock=time.thread_time):
+    work()
+    reps, start = 0, clock()
+    while clock() - start < seconds:
+        work()
+        reps += 1
+    return reps, clock() - start
+
+
+def runtime_figures(seconds):
+    figures = {}
+    a, b = torch.rand(512, 512), torch.rand(512, 512)
+    reps, cpu = measure(seconds, lambda: a @ b)
+    figures["gemm GFLOP/s"] = 2 * 512**3 * reps / cpu * 1e-9
+    with torch.inference_mode():
+        model = Gpt2(16, causal=True).eval()
+        d = C // HEADS
+        cache = [(torch.zeros(HEADS, 16, d), torch.zeros(HEADS, 16, d)) for _ in range(LAYERS)]
+
+        tokens = [torch.tensor(t % VOCAB) for t in range(16)]
+
+        def decode():
+            for t in range(16):
+                model.decode_step(tokens[t], t, cache)
+
+        reps, cpu = measure(seconds, decode)
+        figures["decode us/token"] = 1e6 * cpu / (reps * 16)
+        batch = torch.randint(0, VOCAB, (64, 16))
+        reps, cpu = measure(seconds, lambda: model(batch))
+        figures["batched tokens/s"] = reps * 64 * 16 / cpu
+    return figures
+
+
+def train_figures(steps):
+    torch.manual_seed(1)
+    B, T = 32, 17
+    model = Gpt2(T, causal=False)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
+                                  lr=1e-3, betas=(0.9, 0.99), eps=1e-8)
+    tokens = torch.randint(0, VOCAB, (B, T))
+    tokens[:, 0] = 0
+    targets = torch.randint(0, VOCAB, (B, T))
+    targets[:, 0] = -1
+
+    def step():
+        optimizer.zero_grad(set_to_none=False)
+        loss = F.cross_entropy(model(tokens).view(-1, VOCAB), targets.view(-1), ignore_index=-1)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+
+    for _ in range(10):
+        step()
+    start = time.process_time()
+    for _ in range(steps):
+        step()
+    return {"train steps/s": steps / (time.process_time() - start)}
+
+
+def raspc_figures(runtime_text, train_text):
+    """The same figures from runtime_bench's and train_bench's output."""
+    patterns = [  # (figure, the text it is read from, the pattern)
+        ("gemm GFLOP/s", runtime_text, r"Eigen float GEMM \S+: ([\d.]+) GFLOP/s"),
+        ("decode us/token", runtime_text, r"d64 L2 H4 MLP256 \(context 16\)\s+\d+\s+([\d.]+)"),
+        ("batched tokens/s", runtime_text, r"batched forward.*?([\d.]+) tokens/s"),
+        ("train steps/s", train_text,
+         r"forward \+ backward \+ AdamW \(fixed batch\)\s+[\d.]+ steps/s wall\s+([\d.]+) steps/s CPU"),
+    ]
+    figures = {}
+    for name, text, pattern in patterns:
+        m = re.search(pattern, text)
+        if m:
+            figures[name] = float(m.group(1))
+    return figures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=1.0, help="CPU seconds per runtime measurement")
+    parser.add_argument("--steps", type=int, default=200, help="timed training steps")
+    parser.add_argument("--raspc-runtime", help="runtime_bench's output from the same run")
+    parser.add_argument("--raspc-train", help="train_bench's output from the same run")
+    a = parser.parse_args()
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    peer = runtime_figures(a.seconds)
+    peer.update(train_figures(a.steps))
+    print(f"torch {torch.__version__}, one thread")
+    if not (a.raspc_runtime and a.raspc_train):
+        for name, value in peer.items():
+            print(f"torch {name}: {value:.2f}")
+        return 0
+    with open(a.raspc_runtime, encoding="utf-8") as f, open(a.raspc_train, encoding="utf-8") as g:
+        ours = raspc_figures(f.read(), g.read())
+    # Which way is better: a time (us/token) is better lower, a rate higher; the ratio is always
+    # raspc's advantage (above 1: raspc ahead).
+    lower_is_better = {"decode us/token"}
+    print(f"{'figure':<22} {'raspc':>14} {'torch':>14} {'raspc/torch':>12}")
+    missing = 0
+    for name, value in peer.items():
+        if name not in ours:
+            print(f"{name:<22} {'(not found)':>14} {value:>14.2f}")
+            missing += 1
+            continue
+        ratio = value / ours[name] if name in lower_is_better else ours[name] / value
+        print(f"{name:<22} {ours[name]:>14.2f} {value:>14.2f} {ratio:>11.2f}x")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+// The forward the compiler's verification runs (compiler/verify.cpp): the same logits as the dense
+// CPU forward, up to float rounding, at a fraction of its cost on a compiled model.
+//
+// A compiled model is about 1% nonzero, and the nonzeros sit in blocks: a head's query and key
+// read a few one-hot dimensions and use a few of its d_head dimensions; its value carries a few
+// more; an MLP unit reads a few dimensions and writes a few. So each product of the forward is
+// replaced by the product of its nonzero block: the input's columns that meet a nonzero weight,
+// times the weight's rows and columns that hold one, scattered back into the residual stream.
+// Attention runs over the head dimensions whose query and key columns (weights or bias) are both
+// nonzero, and carries only the value dimensions that the output projection reads. What is left
+// out is exactly the terms that are products with a zero weight, so the result differs from the
+// dense forward only in the order of its sums (tests/compiler/test_verification_backend.cpp checks
+// the logits of every program in programs/ against the dense forward's).
+//
+// The residual stream stays full width, and so do LayerNorm's row statistics (its mean and
+// variance mix every dimension): they cost O(C) a token where the dense products cost O(C^2).
+// Each block then normalises only the columns it reads.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/cpu_backend.hpp"
+
+namespace raspc {
+
+class VerificationBackend : public Backend {
+ public:
+  explicit VerificationBackend(const Model& model);
+  ~VerificationBackend() override;
+  // With capture_attention or count_flops, runs the dense CPU forward (they are for inspecting a
+  // model and for checking runtime/flops.hpp, not for verification).
+  ForwardResult forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options = {}) override;
+  std::unique_ptr<Decoder> decoder() override { return dense_.decoder(); }
+  std::string name() const override { return "cpu"; }
+
+ private:
+  struct Plan;  // the nonzero blocks of every product (verification_backend.cpp)
+  const Model& model_;
+  CpuBackend dense_;
+  std::unique_ptr<Plan> plan_;
+  std::vector<float> buffer_;  // every activation, reused by the next call (one thread at a time)
+};
+
+}  // namespace raspc

@@ -1,0 +1,152 @@
+// The verification forward (runtime/verification_backend.*) against the dense CPU forward on every
+// program of programs/, and a broken weight still caught by the verification that runs it.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "compile_helpers.hpp"
+#include "compiler/ir.hpp"
+#include "runtime/verification_backend.hpp"
+#include "tests/language/program_files.hpp"
+
+using namespace raspc;
+using namespace raspc::testing;
+
+namespace {
+
+// Inputs of every length up to max_len (mixed in one batch, so padding is exercised too), as
+// token ids with BOS first.
+std::vector<std::vector<int>> random_inputs(const Model& model, const std::vector<Value>& vocab, int max_len,
+                                            int count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::vector<int>> batch;
+  for (int i = 0; i < count; ++i) {
+    std::vector<int> ids{model.bos_id};
+    const int length = 1 + i % max_len;
+    for (int t = 0; t < length; ++t) ids.push_back(model.token_id(to_display(vocab[rng() % vocab.size()])));
+    batch.push_back(std::move(ids));
+  }
+  return batch;
+}
+
+// The largest difference between two (N, width) blocks of floats, relative to the largest
+// magnitude of the reference row (at least 1): the two forwards add the same nonzero terms in
+// another order, so they differ by float rounding of sums whose terms reach that magnitude.
+double worst_relative_difference(const std::vector<float>& got, const std::vector<float>& want, size_t width) {
+  double worst = 0;
+  for (size_t row = 0; row * width < want.size(); ++row) {
+    double scale = 1;
+    for (size_t k = 0; k < width; ++k) scale = std::max(scale, std::fabs(double(want[row * width + k])));
+    for (size_t k = 0; k < width; ++k)
+      worst = std::max(worst, std::fabs(double(got[row * width + k]) - want[row * width + k]) / scale);
+  }
+  return worst;
+}
+
+// Both forwards on `count` inputs of the compiled model: logits and residual stream agree.
+void check_same_forwards(const CompileOptions& o, const Model& model, int count, unsigned seed) {
+  const std::vector<std::vector<int>> batch = random_inputs(model, o.vocab, o.max_len, count, seed);
+  ForwardOptions fo;
+  fo.capture_residual = true;
+  ForwardResult dense = CpuBackend(model).forward(batch, fo);
+  ForwardResult fast = VerificationBackend(model).forward(batch, fo);
+  REQUIRE(fast.logits.size() == dense.logits.size());
+  REQUIRE(fast.residual.size() == dense.residual.size());
+  CHECK(worst_relative_difference(fast.logits, dense.logits, size_t(dense.vocab)) <= 1e-4);
+  CHECK(worst_relative_difference(fast.residual, dense.residual, size_t(dense.n_embd)) <= 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("verification backend: the dense forward's logits and residual stream on every program") {
+  int compared = 0;
+  for (const auto& path : program_paths()) {
+    const std::string name = path.stem().string();
+    ProgramFile f = load_program(name);
+    std::vector<Mode> modes{Mode::Bidirectional};
+    if (f.header.causal.value_or(false)) modes.push_back(Mode::Causal);
+    for (Mode mode : modes) {
+      CompileOptions o;
+      o.vocab = header_vocabulary(f.header);
+      o.max_len = 16;
+      o.mode = mode;
+      o.verify = false;
+      CompileResult r = compile_program(f.program, o);
+      INFO(name << (mode == Mode::Causal ? " causal" : " bidirectional"));
+      check_same_forwards(o, r.model, 96, 7);
+      ++compared;
+    }
+  }
+  CHECK(compared >= 19);
+}
+
+TEST_CASE("verification backend: the dense forward's logits without LayerNorm and with ReLU") {
+  for (const std::string name : {"hist", "sort", "most_freq", "frac_prevs"}) {
+    ProgramFile f = load_program(name);
+    CompileOptions o;
+    o.vocab = header_vocabulary(f.header);
+    o.max_len = 10;
+    o.layer_norm = false;
+    o.activation = Activation::Relu;
+    o.verify = false;
+    CompileResult r = compile_program(f.program, o);
+    INFO(name);
+    check_same_forwards(o, r.model, 40, 3);
+  }
+}
+
+TEST_CASE("verification backend: a broken weight is caught, whether it was nonzero or zero") {
+  // hist's model (one layer, its MLP writes the counts): the passes run by hand so a weight can be
+  // changed between assembling the model and verifying it.
+  ProgramFile f = load_program("hist");
+  CompileOptions o = test_options(header_vocabulary(f.header), 8, Mode::Bidirectional);
+  Program program = compiler::merge_means(compiler::simplify(f.program));
+  compiler::Inference inference = compiler::infer(program, o);
+  compiler::Schedule schedule = compiler::schedule(program, inference, o);
+  compiler::Allocation allocation = compiler::allocate(program, inference, schedule, o);
+  compiler::Lowered lowered = compiler::lower(program, inference, schedule, allocation, o);
+  const Model assembled = compiler::assemble(program, inference, allocation, lowered, o);
+  auto verified = [&](const Model& model) {
+    CompileReport report;
+    compiler::verify(program, inference, schedule, allocation, model, o, report);
+    return report;
+  };
+  CompileReport intact = verified(assembled);
+  REQUIRE(intact.inputs_checked > 0);
+  REQUIRE(intact.mismatches == 0);
+
+  // The MLP output weight of largest magnitude, and a zero weight in its row that writes a
+  // dimension the unembedding reads.
+  const ModelConfig& cfg = assembled.config;
+  const int C = cfg.n_embd;
+  const float* proj = assembled.w.layers.back().fc_proj_w;
+  size_t largest = 0;
+  for (size_t i = 0; i < size_t(cfg.n_inner) * C; ++i)
+    if (std::fabs(proj[i]) > std::fabs(proj[largest])) largest = i;
+  const size_t row = largest / size_t(C);
+  int read_dim = -1;
+  for (int c = 0; c < C && read_dim < 0; ++c) {
+    bool read = false;
+    for (int v = 0; v < cfg.vocab_size; ++v) read = read || assembled.w.wte[size_t(v) * C + c] != 0.0f;
+    if (read && proj[row * C + c] == 0.0f) read_dim = c;
+  }
+  REQUIRE(read_dim >= 0);
+
+  SECTION("a nonzero weight negated") {
+    Model broken = assembled;
+    broken.w = make_views(broken.config, broken.storage.data());
+    broken.w.layers.back().fc_proj_w[largest] = -proj[largest];
+    CompileReport report = verified(broken);
+    CHECK(report.mismatches > 0);
+    CHECK(report.first_mismatch.rfind("input ", 0) == 0);
+  }
+  SECTION("a zero weight made large") {
+    Model broken = assembled;
+    broken.w = make_views(broken.config, broken.storage.data());
+    broken.w.layers.back().fc_proj_w[row * C + size_t(read_dim)] = 50.0f;
+    CompileReport report = verified(broken);
+    CHECK(report.mismatches > 0);
+    CHECK(report.first_mismatch.rfind("input ", 0) == 0);
+  }
+}
