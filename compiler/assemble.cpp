@@ -63,16 +63,6 @@ nlohmann::json source_of(const Span& span) {
           {"text", text.substr(span.begin, end > span.begin ? end - span.begin : 0)}};
 }
 
-const char* kind_name(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::Tokens: return "tokens";
-    case NodeKind::Indices: return "indices";
-    case NodeKind::Aggregate: return "aggregate";
-    case NodeKind::SelectorWidth: return "selector_width";
-    case NodeKind::Elementwise: return "map";
-    default: return "other";
-  }
-}
 
 }  // namespace
 
@@ -189,7 +179,7 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     if (scratch)
       for (int w = max_len; w >= -1; --w) values.push_back(w < 0 ? "0" : w == 0 ? "1" : "1/" + std::to_string(w + 1));
     sops.push_back({{"name", program.label(id) + (scratch ? ".scratch" : "")},
-                    {"kind", scratch ? "scratch" : kind_name(program.node(id).kind)},
+                    {"kind", scratch ? "scratch" : node_kind_name(program.node(id).kind)},
                     {"encoding", numerical ? "numerical" : "categorical"},
                     {"dims", dims},
                     {"values", values},
@@ -214,7 +204,7 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     for (const LoweredHead& head : block.heads) {
       const Node& node = program.node(head.node);
       layer.push_back({{"sop", program.label(head.node)},
-                       {"kind", kind_name(node.kind)},
+                       {"kind", node_kind_name(node.kind)},
                        {"selector", source_of(program.node(node.inputs.at(0)).span)},
                        {"source", source_of(node.span)}});
     }

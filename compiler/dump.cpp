@@ -7,7 +7,20 @@
 namespace raspc::compiler {
 namespace {
 
-const char* kind_name(NodeKind kind) {
+std::string value_list(const std::vector<Value>& values, size_t shown = 12) {
+  std::string s = "{";
+  for (size_t i = 0; i < values.size() && i < shown; ++i) s += (i ? ", " : "") + to_display(values[i]);
+  if (values.size() > shown) s += ", ... (" + std::to_string(values.size()) + " values)";
+  return s + "}";
+}
+
+std::string encoding_name(Encoding e) {
+  return e == Encoding::Numerical ? "numerical" : e == Encoding::Categorical ? "categorical" : "-";
+}
+
+}  // namespace
+
+const char* node_kind_name(NodeKind kind) {
   switch (kind) {
     case NodeKind::Tokens: return "tokens";
     case NodeKind::Indices: return "indices";
@@ -23,25 +36,12 @@ const char* kind_name(NodeKind kind) {
   return "?";
 }
 
-std::string value_list(const std::vector<Value>& values, size_t shown = 12) {
-  std::string s = "{";
-  for (size_t i = 0; i < values.size() && i < shown; ++i) s += (i ? ", " : "") + to_display(values[i]);
-  if (values.size() > shown) s += ", ... (" + std::to_string(values.size()) + " values)";
-  return s + "}";
-}
-
-std::string encoding_name(Encoding e) {
-  return e == Encoding::Numerical ? "numerical" : e == Encoding::Categorical ? "categorical" : "-";
-}
-
-}  // namespace
-
 std::string dump_program(const Program& program) {
   std::ostringstream out;
   out << "# program: " << program.nodes.size() << " nodes, output " << program.label(program.output) << "\n";
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const Node& node = program.node(id);
-    out << "%" << id << " " << program.label(id) << " = " << kind_name(node.kind);
+    out << "%" << id << " " << program.label(id) << " = " << node_kind_name(node.kind);
     if (node.kind == NodeKind::Constant) out << " " << to_source(node.constant);
     out << "(";
     for (size_t i = 0; i < node.inputs.size(); ++i) out << (i ? ", " : "") << "%" << node.inputs[i];

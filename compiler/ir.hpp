@@ -327,6 +327,8 @@ void verify(const Program& program, const Inference& inference, const Schedule& 
 
 // Text forms for --dump-after and --explain.
 std::string dump_inference(const Program& program, const Inference& inference);
+// A node kind as the dumps and the model's s-op metadata name it ("map", "aggregate", ...).
+const char* node_kind_name(NodeKind kind);
 std::string dump_program(const Program& program);
 std::string dump_schedule(const Program& program, const Schedule& schedule);
 std::string dump_allocation(const Allocation& allocation);
