@@ -430,6 +430,21 @@ class Inferrer {
     return any;
   }
 
+  // Why a categorical map's value set cannot be listed: an input without a finite value set, or
+  // inputs whose combinations at this maximum length outnumber what one lookup table may hold.
+  std::string unenumerable_reason(const std::vector<NodeId>& support) const {
+    std::string names;
+    for (NodeId s : support) {
+      if (!result_.info[size_t(s)].values_known)
+        return "this s-op's value set cannot be enumerated: its input `" + program_.label(s) +
+               "` has no finite value set at --max-len " + std::to_string(options_.max_len);
+      names += (names.empty() ? "`" : ", `") + program_.label(s) + "`";
+    }
+    return "this s-op's value set cannot be enumerated: its inputs (" + names + ") take more than " +
+           std::to_string(kCombinationLimit) + " combinations at --max-len " + std::to_string(options_.max_len) +
+           ", the most one MLP lookup table may list";
+  }
+
   void infer_elementwise(NodeId id) {
     const Node& node = program_.node(id);
     SopInfo& out = info(id);
@@ -532,8 +547,7 @@ class Inferrer {
       out.encoding = Encoding::Categorical;
       out.why = numerical_input ? "a map of one numerical s-op with a finite value set: categorical, by discretisation"
                                 : "a map of categorical s-ops: categorical, one dimension per value";
-      if (!out.values_known)
-        fail_at(node.span, "this s-op's value set cannot be enumerated (too many input combinations)");
+      if (!out.values_known) fail_at(node.span, unenumerable_reason(support));
     }
     if (out.values_known) set_bounds(out);
   }
