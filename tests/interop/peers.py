@@ -27,7 +27,11 @@ MAX_LEN = 8
 # long_addition compiled causally is the deepest and widest model (6 layers, 7,940 MLP units, 32.9M
 # parameters), and float32 sums over that many units in another order drift further. Its own bound,
 # so that a regression beyond it still fails.
-LOGIT_TOLERANCE_FOR = {"long_addition.causal": 0.05}
+# shuffle_dyck reads `length` and compares positions by numerical selectors (docs/long-contexts.md):
+# their scores reach beta * k^2 (about 36 * 64 at MAX_LEN 8), so the float32 rounding that another
+# runtime's order of sums adds is larger against logits of ~50: 0.0017-0.0036 in HF and
+# TransformerLens (measured 2026-12-01, argmax 230/230; 0.0003 before those selectors).
+LOGIT_TOLERANCE_FOR = {"long_addition.causal": 0.05, "shuffle_dyck.bidirectional": 0.01, "shuffle_dyck.causal": 0.01}
 
 
 def sh(args, **kw):
