@@ -17,6 +17,8 @@
 //                .y .-y, balanced so that LayerNorm sees the same moments at every position
 #include "compiler/ir.hpp"
 
+#include <map>
+
 namespace raspc::compiler {
 
 Allocation allocate(const Program& program, const Inference& inference, const Schedule& schedule,
@@ -69,8 +71,22 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     if (info.encoding == Encoding::Numerical) {
       a.numeric[id] = add(name);
     } else {
+      // The output is read as tokens, so output values that print alike (the number 0 and the
+      // string "0") are one token and share one dimension: the tied unembedding can read only
+      // one dimension per token.
       std::vector<int> dims;
-      for (const Value& v : info.values) dims.push_back(add(name + ":" + to_display(v)));
+      std::map<std::string, int> dim_of_text;
+      for (const Value& v : info.values) {
+        std::string text = to_display(v);
+        if (id == program.output) {
+          if (auto seen = dim_of_text.find(text); seen != dim_of_text.end()) {
+            dims.push_back(seen->second);
+            continue;
+          }
+        }
+        dims.push_back(add(name + ":" + text));
+        dim_of_text[text] = dims.back();
+      }
       a.onehot[id] = dims;
     }
   }

@@ -226,6 +226,23 @@ TEST_CASE("allocate labels every residual dimension") {
   CHECK(r.model.config.n_layer == 1);
 }
 
+TEST_CASE("allocate: output values that print alike (the number 0, the string \"0\") are one token") {
+  // Found by the compiler fuzz target: sort over the vocabulary 0 a has the string "0" among its
+  // outputs and the number 0 as the default of a select it cannot prove total. The tied
+  // unembedding read only the first dimension labelled 0, so an input "a0" sorted to "aa".
+  Program p = program_from_text("sort(tokens, tokens);");
+  std::vector<Value> vocab = {Value::of_string("0"), Value::of_string("a")};
+  CompileOptions o = test_options(vocab, 3, Mode::Bidirectional);
+  CompileResult r = compile_program(p, o);
+  INFO(r.report.first_mismatch);
+  CHECK(r.report.mismatches == 0);
+  CHECK(run_model(r.model, "a0") == std::vector<std::string>{"0", "a"});
+  const auto& labels = r.model.residual_labels;
+  CHECK(std::count_if(labels.begin(), labels.end(), [](const std::string& label) {
+          return label.starts_with("aggregate#") && label.ends_with(":0");
+        }) == 1);
+}
+
 TEST_CASE("an aggregate that selects nothing gives its default through BOS") {
   Program p = program_from_text("aggregate(select(indices, 5, ==), tokens, \"z\");");
   CompileOptions o = test_options(parse_vocabulary("hey"), 6, Mode::Bidirectional);
