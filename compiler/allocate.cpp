@@ -13,7 +13,7 @@
 //   hist:2       a categorical s-op's one-hot
 //   frac         a numerical s-op
 //   hist.scratch a selector width's 1/(w+1), erased by its MLP
-//   indices.x    a number group (indices, length read by numerical selectors): .x .-x .x2 .-x2
+//   indices.x    a number group (indices, length, widths read by numerical selectors): .x .-x .x2 .-x2
 //                .y .-y, balanced so that LayerNorm sees the same moments at every position
 #include "compiler/ir.hpp"
 
@@ -35,7 +35,8 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];
     if (!info.needed) continue;
-    if (program.node(id).kind == NodeKind::SelectorWidth && inference.numbers.of(id) == NumberRole::None)
+    if (program.node(id).kind == NodeKind::SelectorWidth &&
+        (inference.numbers.of(id) == NumberRole::None || inference.numbers.of(id) == NumberRole::WidthNumber))
       numerics = true;
     if (!program.node(id).is_selector() && info.encoding == Encoding::Numerical && schedule.materialised[id])
       numerics = true;
@@ -59,12 +60,13 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
       continue;
     }
     NumberRole role = inference.numbers.of(id);
-    if (role == NumberRole::Indices || role == NumberRole::LastIndex) {
+    if (role == NumberRole::Indices || role == NumberRole::LastIndex || role == NumberRole::WidthNumber) {
       std::vector<int> dims;
       for (const char* part : {".x", ".-x", ".x2", ".-x2", ".y", ".-y"}) dims.push_back(add(name + part));
       a.number[id] = dims;
       if (role == NumberRole::Indices && !inference.numbers.indices_onehot) continue;
     }
+    if (role == NumberRole::WidthNumber && node.kind == NodeKind::SelectorWidth) a.scratch[id] = add(name + ".scratch");
     if (role != NumberRole::None && role != NumberRole::Indices) continue;
     if (node.kind == NodeKind::SelectorWidth) a.scratch[id] = add(name + ".scratch");
     if (!schedule.materialised[id]) continue;

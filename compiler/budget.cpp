@@ -7,10 +7,19 @@
 // inputs that can occur, and two units per step of a numeric read (a width's at every width, any
 // other's at least once). The lookups that read sums or leave an input free (lower_mlp.cpp) make
 // fewer units. An estimate: the summary gives the real count.
+//
+// The verification time is estimated from the dense FLOPs of every input's forward at a rate
+// measured on this project's 2-core build machine: the verification forward skips the zero
+// blocks of a compiled model (runtime/verification_backend.*), so its effective rate over the
+// dense count is far above the hardware's; kVerificationFlopsPerSecond is that effective rate,
+// the slowest seen over reverse, sort_unique and hist at max lengths 64-1,024 (see
+// docs/long-contexts.md). A different machine, or another load on this one, shifts it.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "compiler/ir.hpp"
+#include "runtime/flops.hpp"
 
 namespace raspc::compiler {
 namespace {
@@ -109,6 +118,29 @@ void check_budget(const Program& program, const Inference& inference, const Sche
   const Span* where = dominant >= 0 && program.node(dominant).span.file ? &program.node(dominant).span : nullptr;
   if (where) fail_at(*where, message);
   fail_file("raspc compile", message);
+}
+
+constexpr double kVerificationFlopsPerSecond = 2e10;
+
+VerificationEstimate estimate_verification(const ModelConfig& config, const CompileOptions& options) {
+  VerificationEstimate out;
+  if (!options.verify) return out;
+  const int L = std::min(options.verify_len > 0 ? options.verify_len : options.max_len, options.max_len);
+  const double V = double(options.vocab.size());
+  double total = 0;
+  int exhaustive_len = 0;
+  for (int n = 1; n <= L; ++n) {
+    total += std::pow(V, n);
+    if (total > double(options.exhaustive_limit)) break;
+    exhaustive_len = n;
+  }
+  for (int n = 1; n <= L; ++n) {
+    double inputs = n <= exhaustive_len ? std::pow(V, n) : double(std::max(0L, options.samples));
+    out.inputs += inputs;
+    out.flops += inputs * forward_flops(config, n + 1);  // BOS included
+  }
+  out.seconds = out.flops / kVerificationFlopsPerSecond;
+  return out;
 }
 
 }  // namespace raspc::compiler

@@ -281,7 +281,10 @@ class Inferrer {
           if (possible[size_t(i)]) out.values.push_back(Value::of_int(i));
         out.encoding = Encoding::Categorical;
         out.why = "selector_width: categorical 0.." + std::to_string(n) + ", read from BOS's attention weight 1/(w+1)";
-        if (result_.numbers.of(id) != NumberRole::None) out.why = "length: " + result_.numbers.why[size_t(id)];
+        if (result_.numbers.of(id) == NumberRole::WidthNumber)
+          out.why = "selector_width: 0.." + std::to_string(n) + ", " + result_.numbers.why[size_t(id)];
+        else if (result_.numbers.of(id) != NumberRole::None)
+          out.why = "length: " + result_.numbers.why[size_t(id)];
         break;
       }
       case NodeKind::Select: infer_select(id); break;
@@ -307,7 +310,8 @@ class Inferrer {
   void infer_select(NodeId id) {
     const Node& node = program_.node(id);
     if (result_.numbers.of(id) == NumberRole::Select) {
-      info(id).at_most_one = true;  // its keys are an injective map of indices
+      // Keys that are an injective map of indices match once; widths may repeat.
+      info(id).at_most_one = result_.numbers.selects.at(id).key_width < 0;
       return;
     }
     for (NodeId side : node.inputs) {
@@ -750,12 +754,28 @@ Inference infer(const Program& program, const CompileOptions& options) {
   if (options.vocab.empty()) fail_file("raspc compile", "the vocabulary is empty; give --vocab");
   // Cutting a map out of a fused chain changes how the maps after it are enumerated: infer again
   // with the cuts fixed until none is added (cuts only grow).
-  std::vector<uint8_t> cut(program.nodes.size(), 0);
-  const PositionNumbers numbers = plan_position_numbers(program, options);
+  // A numerical selector whose keys are computed from selector widths needs them to be integers
+  // within the number group's reach: where inference finds otherwise, plan again without it.
+  std::set<NodeId> excluded;
   for (;;) {
+    std::vector<uint8_t> cut(program.nodes.size(), 0);
+    const PositionNumbers numbers = plan_position_numbers(program, options, excluded);
     Inference inference = Inferrer(program, options, cut, numbers).run();
-    if (inference.cut == cut) return inference;
-    cut = inference.cut;
+    while (inference.cut != cut) {
+      cut = inference.cut;
+      inference = Inferrer(program, options, cut, numbers).run();
+    }
+    bool replan = false;
+    for (const auto& [sel, plan] : numbers.selects) {
+      if (plan.key_width < 0) continue;
+      const SopInfo& key = inference.info[size_t(plan.key_width)];
+      bool in_range = key.values_known;
+      for (const Value& v : key.values)
+        in_range = in_range && v.is_number() && v.number.is_integer() &&
+                   std::fabs(v.number.to_double() - numbers.centre) <= kComputedKeyReach * numbers.extent;
+      if (!in_range) excluded.insert(sel), replan = true;
+    }
+    if (!replan) return inference;
   }
 }
 

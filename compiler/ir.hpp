@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,6 +67,7 @@ enum class NumberRole : uint8_t {
   CausalLength,  // causal `length`: indices + 1, no head
   Affine,        // an affine map of indices and length read only by numerical selectors
   Select,        // a numerical selector
+  WidthNumber,   // a selector width read as the integer w: its MLP writes w's number group
 };
 // value = indices * i + length * L + constant (in causal mode L is folded into i: L = i + 1).
 struct AffineForm {
@@ -73,6 +75,9 @@ struct AffineForm {
 };
 struct NumericSelect {
   AffineForm key, query;  // key.length is 0
+  // The key is this s-op's number (a selector width or a map of widths: key is then the value
+  // itself), written by an MLP as a number group, instead of indices.
+  NodeId key_width = -1;
   bool fallback = false;  // BOS wins where no key matches (the query carries q^2)
   double max_query = 0, max_key = 0;  // largest |q - centre|, |k - centre| that occur
 };
@@ -88,6 +93,9 @@ struct PositionNumbers {
 // The sharpness of numerical selectors: the nearest key outscores the next by beta per unit
 // squared distance (BOS, as the fallback, by beta/2).
 double numeric_select_beta(int max_len);
+// How far from PositionNumbers::centre, in extents, a key computed from a selector width may reach:
+// a number group's y = sqrt(3 - u^2 - u^4) needs u^2 + u^4 <= 3, |u| <= 1.27.
+constexpr double kComputedKeyReach = 1.25;
 // The margin a numerical selector's matching key wins by (beta, or beta/2 over BOS where BOS is
 // the fallback) and the most float32 may round one of its scores by (position_numbers.cpp).
 struct NumericMargin {
@@ -96,7 +104,9 @@ struct NumericMargin {
 NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len);
 // Decides which selectors are numerical (exact and smaller than the one-hot table) and what they
 // read. Refuses, at the selector, one whose scores float32 cannot resolve at this --max-len.
-PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options);
+// Selectors in `excluded` stay one-hot (their computed keys proved out of range once inferred).
+PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options,
+                                      const std::set<NodeId>& excluded);
 
 struct Inference {
   std::vector<SopInfo> info;  // by NodeId
@@ -305,6 +315,15 @@ size_t estimate_parameters(const Program& program, const Inference& inference, c
                            const Allocation& allocation, const CompileOptions& options, NodeId* dominant);
 void check_budget(const Program& program, const Inference& inference, const Schedule& schedule,
                   const Allocation& allocation, const CompileOptions& options);
+
+// The verification's cost, estimated once the model's shape is known: the inputs it will check
+// (verify.cpp's rule: every input while the total stays within options.exhaustive_limit, then
+// options.samples at each longer length) and the seconds their dense forwards take at
+// kVerificationFlopsPerSecond (budget.cpp says how it was measured).
+struct VerificationEstimate {
+  double inputs = 0, flops = 0, seconds = 0;
+};
+VerificationEstimate estimate_verification(const ModelConfig& config, const CompileOptions& options);
 
 Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
               const Allocation& allocation, const CompileOptions& options);

@@ -166,7 +166,10 @@ std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
   if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
   // A number group adds 0 to the sum and 6 to the sum of squares once written.
   for (const auto& [id, dims] : ctx.allocation.number) {
-    int written = ctx.program.node(id).kind == NodeKind::Indices ? 0 : 2 * ctx.schedule.block_of[id] - 1;
+    // indices' in the embedding, length's by its head, a width's (or a map's) by its MLP.
+    int written = ctx.program.node(id).kind == NodeKind::Indices ? 0
+                  : ctx.inference.numbers.of(id) == NumberRole::LastIndex ? 2 * ctx.schedule.block_of[id] - 1
+                                                                         : 2 * ctx.schedule.block_of[id];
     if (written <= t) square += 6.0;
   }
   for (const auto& [id, dims] : ctx.allocation.onehot) {

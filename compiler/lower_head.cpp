@@ -279,10 +279,12 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
     // q~ = q - key_centre, k~ = a * (i - centre): scores beta * (2 q~ k~ - k~^2).
     Functional q = ctx.affine_value(plan.query, length_read(ctx, program.node(sel).inputs[1]));
     q.push_back({one, -key_centre});
-    Functional k = ctx.number_value(indices);
+    // The keys' numbers: indices' group in the position embedding, or the width's from its MLP.
+    const NodeId key_source = plan.key_width >= 0 ? plan.key_width : indices;
+    Functional k = ctx.number_value(key_source);
     k.push_back({one, -numbers.centre});
     std::vector<Term> terms{{scaled(q, beta), scaled(k, 2.0 * a)},
-                            {ctx.unit(one, beta), scaled(ctx.centred_square(indices), -a * a)}};
+                            {ctx.unit(one, beta), scaled(ctx.centred_square(key_source), -a * a)}};
     if (!plan.fallback) return {terms, ctx.unit(one, -10.0 * beta)};  // every query matches a key
     // q~ = A (i - centre) + d, so q~^2 = A^2 (i - centre)^2 + 2 A d (i - centre) + d^2.
     const double A = double(plan.query.indices);

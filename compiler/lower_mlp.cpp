@@ -76,7 +76,11 @@ struct GroupTarget {
         continue;
       }
       any = true;
-      if (ctx.info(node).encoding == Encoding::Numerical) {
+      if (ctx.inference.numbers.of(node) == NumberRole::WidthNumber) {
+        const std::vector<double> group = ctx.number_group(number_of(v));
+        const std::vector<int>& dims = ctx.allocation.number.at(node);
+        for (size_t j = 0; j < dims.size(); ++j) out[dims[j]] += group[j];
+      } else if (ctx.info(node).encoding == Encoding::Numerical) {
         out[ctx.allocation.numeric.at(node)] += number_of(v);
       } else {
         const std::vector<Value>& values = ctx.info(node).values;

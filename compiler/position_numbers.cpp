@@ -16,6 +16,7 @@
 // (length - 1); in causal mode length is indices + 1.
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "compiler/ir.hpp"
 
@@ -28,6 +29,7 @@ namespace {
 // and the weights each carry one, the products and the sum of a handful of terms a few more.
 constexpr double kFloat32Epsilon = 1.0 / (1 << 24);
 constexpr double kScoreRoundings = 4.0;
+
 
 }  // namespace
 
@@ -54,8 +56,9 @@ bool always_true(const Program& program, NodeId selector) {
 
 class Planner {
  public:
-  Planner(const Program& program, const CompileOptions& options)
-      : program_(program), options_(options), n_(options.max_len), causal_(options.mode == Mode::Causal) {
+  Planner(const Program& program, const CompileOptions& options, const std::set<NodeId>& excluded)
+      : program_(program), options_(options), n_(options.max_len), causal_(options.mode == Mode::Causal),
+        excluded_(excluded) {
     size_t count = program.nodes.size();
     out_.role.assign(count, NumberRole::None);
     out_.why.assign(count, "");
@@ -99,8 +102,33 @@ class Planner {
       }
       if (!dropped) break;
     }
+    // A width read as a number has no one-hot: every reader must be such a selector, as its key.
+    for (auto it = candidates.begin(); it != candidates.end();) {
+      NodeId width = it->second.key_width;
+      bool only_keys = width < 0 || width != program_.output;
+      if (width >= 0)
+        for (NodeId user : users_[size_t(width)]) {
+          if (!needed_[size_t(user)]) continue;
+          auto other = candidates.find(user);
+          only_keys = only_keys && other != candidates.end() && other->second.key_width == width &&
+                      program_.node(user).inputs[1] != width;
+        }
+      if (only_keys) {
+        ++it;
+        continue;
+      }
+      out_.why[size_t(it->first)] =
+          "one-hot: its keys are a selector width that something else reads as a one-hot";
+      it = candidates.erase(it);
+    }
     for (auto& [id, plan] : candidates) {
       check_float32(id, plan);
+      if (plan.key_width >= 0) {
+        out_.role[size_t(plan.key_width)] = NumberRole::WidthNumber;
+        out_.why[size_t(plan.key_width)] =
+            "read only as the key of numerical selectors: its MLP reads 1/(w+1) and writes w's number group "
+            "(6 dimensions, O(n) units) instead of a one-hot";
+      }
       out_.role[size_t(id)] = NumberRole::Select;
       out_.selects[id] = plan;
       out_.indices_group = true;
@@ -135,6 +163,7 @@ class Planner {
   const CompileOptions& options_;
   const int n_;
   const bool causal_;
+  const std::set<NodeId>& excluded_;  // selectors whose computed keys infer() found out of range
   PositionNumbers out_;
   std::vector<std::vector<NodeId>> users_;
   std::vector<uint8_t> needed_;
@@ -206,9 +235,57 @@ class Planner {
     return true;
   }
 
+  // A selector width (not `length`) as the key, or a map of one (`w + 1`): an integer the MLP that
+  // reads the width's 1/(w+1) writes as a number group; infer() checks its values are integers in
+  // 0..n. A map of two widths (a stable sort's target w1 + w2, split_widths.cpp) is not one: its
+  // MLP steps along a line through both 1/(w+1) (project_reads.cpp), whose gaps are far smaller
+  // than one width's, and float32 loses the square already at max length 12 (measured).
+  bool is_counted_key(NodeId side) const {
+    const Node& node = program_.node(side);
+    if (node.kind == NodeKind::SelectorWidth) return !is_length(side);
+    if (node.kind != NodeKind::Elementwise || node.annotation != Encoding::Unspecified) return false;
+    std::vector<NodeId> support = support_of(program_, side);
+    return support.size() == 1 && program_.node(support[0]).kind == NodeKind::SelectorWidth && !is_length(support[0]);
+  }
+
+  bool reads_several_widths(NodeId side) const {
+    const Node& node = program_.node(side);
+    if (node.kind != NodeKind::Elementwise) return false;
+    size_t widths = 0;
+    for (NodeId s : support_of(program_, side)) widths += program_.node(s).kind == NodeKind::SelectorWidth;
+    return widths > 1;
+  }
+
+  // What a computed key holds where its width is w (w itself for the width), for w = 0..n; NaN
+  // where the map is undefined.
+  std::vector<double> computed_key_values(NodeId side) const {
+    std::vector<double> out;
+    const bool is_width = program_.node(side).kind == NodeKind::SelectorWidth;
+    std::vector<NodeId> support = is_width ? std::vector<NodeId>{side} : support_of(program_, side);
+    for (int w = 0; w <= n_; ++w) {
+      Value v;
+      if (is_width) out.push_back(double(w));
+      else if (evaluate_fused(program_, side, support, {Value::of_int(w)}, v) && v.is_number())
+        out.push_back(v.number.to_double());
+      else out.push_back(std::nan(""));
+    }
+    return out;
+  }
+
   bool consider(NodeId id, NumericSelect& plan) {
     const Node& node = program_.node(id);
     std::string& why = out_.why[size_t(id)];
+    if (excluded_.count(id)) {
+      why = "one-hot: its keys, computed from selector widths, are not all integers within a number group's reach";
+      return false;
+    }
+    if (is_counted_key(node.inputs[0])) return consider_width_key(id, plan);
+    if (reads_several_widths(node.inputs[0])) {
+      why = "one-hot: its keys are a map of several selector widths (a stable sort's w1 + w2), which one MLP "
+            "reads along a line through their 1/(w+1) whose steps float32 cannot make precise enough for a "
+            "number's square";
+      return false;
+    }
     bool position_sides = true;
     for (NodeId side : node.inputs) {
       const Node& s = program_.node(side);
@@ -264,6 +341,78 @@ class Planner {
     return true;
   }
 
+  // How far float32 may move a computed key's score, in units of (k - centre)^2 (a score unit over
+  // beta). The MLP writes w's number group from 1/(w+1) by a step between every two widths; the
+  // step between w and w+1 has slope 2*10.5/gap with gap = 1/((w+1)(w+2)) (lower_mlp.cpp), so where
+  // the read is 1 (w = 0) its pre-activation is about 21*(w+1)*(w+2), and its two units' difference
+  // carries float32's rounding of that, times what the step writes: the change of (k - centre)^2
+  // and, through 2*q*k, of k times the query's reach Q. Measured: sort_unique verifies at 16 (bound
+  // 0.11) and mismatches from 24 (0.51); 20 (0.25) verified with a numerical error of 3e-3, so
+  // the limit is an eighth.
+  double computed_key_rounding(const std::vector<double>& key, double Q) const {
+    double square = 0, linear = 0;
+    const double c = out_.centre;
+    for (int w = 0; w < n_; ++w) {
+      const double z = 21.0 * (w + 1.0) * (w + 2.0);
+      const double a = key[size_t(w)], b = key[size_t(w) + 1];
+      if (std::isnan(a) || std::isnan(b)) continue;
+      square += z * std::fabs((b - c) * (b - c) - (a - c) * (a - c));
+      linear += z * std::fabs(b - a);
+    }
+    return 2.0 * kFloat32Epsilon * (square + 2.0 * Q * linear);
+  }
+
+  // select(width, queries, ==): the keys are w in 0..n, centred like indices, and a query that can
+  // miss every key falls back on BOS, so the query is a map of indices alone (it carries q~^2).
+  bool consider_width_key(NodeId id, NumericSelect& plan) {
+    const Node& node = program_.node(id);
+    std::string& why = out_.why[size_t(id)];
+    if (!affine_form(node.inputs[1], plan.query)) {
+      why = "one-hot: its keys are a selector width, but its query is not an affine map of indices and length";
+      return false;
+    }
+    if (plan.query.length != 0 && !causal_) {
+      why = "one-hot: its keys are a selector width, which need not match every query, and with `length` in the "
+            "query BOS cannot be the fallback";
+      return false;
+    }
+    for (NodeId user : users_[size_t(id)])
+      if (needed_[size_t(user)] && program_.node(user).kind != NodeKind::Aggregate) {
+        why = "one-hot: it is combined with another selector or counted by selector_width, which need equal "
+              "scores on every selected key";
+        return false;
+      }
+    plan.key = {1, 0, 0};
+    plan.key_width = node.inputs[0];
+    plan.fallback = true;
+    for (int64_t i = 0; i < n_; ++i) {
+      int64_t q = plan.query.indices * i + plan.query.length * (i + 1) + plan.query.constant;
+      plan.max_query = std::max(plan.max_query, std::fabs(double(q) - out_.centre));
+    }
+    const std::vector<double> keys = computed_key_values(node.inputs[0]);
+    for (double k : keys)
+      if (!std::isnan(k)) plan.max_key = std::max(plan.max_key, std::fabs(k - out_.centre));
+    if (plan.max_key > kComputedKeyReach * out_.extent) {
+      why = "one-hot: its keys, computed from a selector width, reach beyond what a number group holds";
+      return false;
+    }
+    const double rounding = computed_key_rounding(keys, plan.max_query);
+    if (rounding > 0.125) {
+      char text[400];
+      std::snprintf(text, sizeof text,
+                    "one-hot: its keys are computed from selector widths, and at --max-len %d float32 rounds the "
+                    "number group the MLP writes from 1/(w+1) by up to %.3g in (k - centre)^2 (steps as steep as "
+                    "1/(w+1)'s gaps), more than the eighth of a unit kept for it (the float32 limit)",
+                    n_, rounding);
+      why = text;
+      return false;
+    }
+    why = "numerical: its keys are a selector width (or a map of one) read as an integer (one MLP of O(n) "
+          "units writes its number group); one head scores -(q-k)^2 up to a per-query constant, BOS wins where no key matches, O(1) "
+          "dimensions instead of one per width";
+    return true;
+  }
+
   // Elementwise maps of indices and length all of whose readers are numerical selectors or such maps.
   std::vector<uint8_t> number_only_nodes(const std::map<NodeId, NumericSelect>& selects) const {
     std::vector<uint8_t> only(program_.nodes.size(), 0);
@@ -314,8 +463,9 @@ class Planner {
 
 }  // namespace
 
-PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options) {
-  return Planner(program, options).run();
+PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options,
+                                      const std::set<NodeId>& excluded) {
+  return Planner(program, options, excluded).run();
 }
 
 }  // namespace raspc::compiler

@@ -58,7 +58,9 @@ class Scheduler {
     // one-hot values.
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       if (!inference_.info[size_t(id)].needed || program_.node(id).kind != NodeKind::SelectorWidth) continue;
-      if (role(id) != NumberRole::None) continue;  // a number: no scratch value, no MLP
+      // `length` as a number: no scratch value, no MLP; a width read as a number: its MLP writes
+      // the number group instead of the one-hot.
+      if (role(id) != NumberRole::None && role(id) != NumberRole::WidthNumber) continue;
       int b = s_.block_of[id];
       if (onehot_needed_[id]) {
         s_.materialised[id] = 1;
@@ -97,9 +99,13 @@ class Scheduler {
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       const Node& node = program_.node(id);
       bool tuple = node.kind == NodeKind::Elementwise && node.op == ElementOp::Tuple;
-      if ((inference_.cut[size_t(id)] || tuple) && inference_.info[size_t(id)].needed) s_.materialised[id] = 1;
+      // A map of widths read as a number by numerical selectors: its MLP writes its number group.
+      bool number = role(id) == NumberRole::WidthNumber && node.kind == NodeKind::Elementwise;
+      if ((inference_.cut[size_t(id)] || tuple || number) && inference_.info[size_t(id)].needed) s_.materialised[id] = 1;
     }
     if (program_.node(out).kind == NodeKind::SelectorWidth) onehot_needed_[out] = 1;
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id)
+      if (role(id) == NumberRole::WidthNumber && inference_.info[size_t(id)].needed) onehot_needed_[id] = 1;
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       if (!inference_.info[size_t(id)].needed) continue;
       const Node& node = program_.node(id);
@@ -130,7 +136,9 @@ class Scheduler {
     const Node& node = program_.node(side);
     switch (node.kind) {
       case NodeKind::Constant: return 0;
-      case NodeKind::SelectorWidth: return role(side) != NumberRole::None ? s_.ready[side] : 2 * s_.block_of[side];
+      case NodeKind::SelectorWidth:
+        return role(side) != NumberRole::None && role(side) != NumberRole::WidthNumber ? s_.ready[side]
+                                                                                      : 2 * s_.block_of[side];
       case NodeKind::Elementwise:
         if (!s_.materialised[side]) {
           int t = 0;

@@ -41,6 +41,13 @@ std::string describe_shape(const CompileReport& r) {
       << ", " << (c.causal ? "causal" : "bidirectional") << "\n";
   out << "parameters: " << format_count(double(r.parameters)) << "; FLOPs per token: "
       << format_count(flops_per_token(c, c.n_positions)) << " (at " << c.n_positions << " positions)\n";
+  if (r.estimated_verify_inputs > 0) {
+    // The budget's estimate (compiler/budget.cpp), before the verification starts.
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.2g", r.estimated_verify_seconds);
+    out << "verification to come: " << format_count(r.estimated_verify_inputs) << " inputs, about " << seconds
+        << " s estimated\n";
+  }
   return out.str();
 }
 
