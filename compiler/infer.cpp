@@ -751,6 +751,7 @@ Inference infer(const Program& program, const CompileOptions& options) {
   // Cutting a map out of a fused chain changes how the maps after it are enumerated: infer again
   // with the cuts fixed until none is added (cuts only grow).
   std::vector<uint8_t> cut(program.nodes.size(), 0);
+  FusedCacheScope keep_map_values(program);
   const PositionNumbers numbers = plan_position_numbers(program, options);
   for (;;) {
     Inference inference = Inferrer(program, options, cut, numbers).run();
