@@ -100,6 +100,8 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   if (wants("infer")) deliver(dump_inference(program, inference));
   if (wants("simplify")) deliver(dump_program(program) + dump_inference(program, inference));
 
+  // From here on the program stays as it is: the passes below may keep what they fuse.
+  FusedCacheScope keep_map_values(program);
   Schedule placed = schedule(program, inference, options);
   if (wants("schedule")) deliver(dump_schedule(program, placed));
   if (options.explain) {

@@ -756,6 +756,7 @@ Inference infer(const Program& program, const CompileOptions& options) {
   // with the cuts fixed until none is added (cuts only grow).
   // A numerical selector whose keys are computed from selector widths needs them to be integers
   // within the number group's reach: where inference finds otherwise, plan again without it.
+  FusedCacheScope keep_map_values(program);
   std::set<NodeId> excluded;
   for (;;) {
     std::vector<uint8_t> cut(program.nodes.size(), 0);

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -146,6 +147,24 @@ std::vector<NodeId> support_of(const Program& program, NodeId id, const std::vec
 // program is undefined (a missing key, a division by zero).
 bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>& support,
                     const std::vector<Value>& support_values, Value& out);
+// While one is open on this thread, support_of and evaluate_fused keep what they computed for
+// `program` (each node's support; each map's value by the support values it was evaluated at), so
+// that asking for a chain's maps one after another is linear in the chain's length, not
+// quadratic (fused_maps.cpp). `program` must not change while the scope is open.
+struct FusedCache;
+class FusedCacheScope {
+ public:
+  explicit FusedCacheScope(const Program& program);
+  ~FusedCacheScope();
+  FusedCacheScope(const FusedCacheScope&) = delete;
+  FusedCacheScope& operator=(const FusedCacheScope&) = delete;
+
+ private:
+  std::unique_ptr<FusedCache> cache_;
+  FusedCache* previous_;
+};
+// A text key that tells values apart (the number 1, the string "1", true).
+std::string value_key(const Value& v);
 // The sentence of the error that made this thread's last evaluate_fused fail ("cannot negate ..."),
 // or "" when the failure was no map's error.
 std::string last_fused_failure();

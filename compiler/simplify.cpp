@@ -1,14 +1,12 @@
 // Pass 2, simplify: merge equal nodes (common subexpressions, which the library's macros create
-// in numbers), fold maps of constants, drop what the output does not need; and the fusion of
-// elementwise chains: an elementwise node is computed from its support (the nearest
-// non-elementwise s-ops) by one lookup table, however long the chain of maps in between.
+// in numbers), fold maps of constants, drop what the output does not need. (The fusion of
+// elementwise chains that the later passes read through is fused_maps.cpp.)
 #include <algorithm>
 #include <unordered_map>
 
 #include "compiler/ir.hpp"
 
 namespace raspc::compiler {
-namespace {
 
 std::string value_key(const Value& v) {
   switch (v.kind) {
@@ -18,6 +16,8 @@ std::string value_key(const Value& v) {
   }
   return "?";
 }
+
+namespace {
 
 // Two nodes with the same key compute the same thing.
 std::string node_key(const Node& node, const std::vector<NodeId>& inputs) {
@@ -93,95 +93,6 @@ Program simplify(const Program& program) {
   for (const auto& [name, id] : program.named)
     if (needed[size_t(id)]) out.named.emplace_back(name, remap[size_t(id)]);
   return out;
-}
-
-std::vector<NodeId> support_of(const Program& program, NodeId id, const std::vector<uint8_t>* cut) {
-  std::vector<NodeId> support;
-  std::vector<NodeId> stack{id};
-  std::vector<uint8_t> visited(program.nodes.size(), 0);
-  while (!stack.empty()) {
-    NodeId n = stack.back();
-    stack.pop_back();
-    if (visited[size_t(n)]) continue;
-    visited[size_t(n)] = 1;
-    const Node& node = program.node(n);
-    // A tuple (pair_selectors.cpp) is its own MLP: the heads that read it read its one-hot.
-    bool boundary = n != id && ((cut && size_t(n) < cut->size() && (*cut)[size_t(n)]) ||
-                                (node.kind == NodeKind::Elementwise && node.op == ElementOp::Tuple));
-    if (node.kind == NodeKind::Elementwise && !boundary) {
-      for (NodeId in : node.inputs) stack.push_back(in);
-    } else if (node.kind != NodeKind::Constant) {
-      support.push_back(n);
-    }
-  }
-  std::sort(support.begin(), support.end());
-  return support;
-}
-
-namespace {
-
-// The values known during one evaluation, by node: a slot counts when its stamp is the current
-// evaluation's. Lookup tables are enumerated through here by the million, so nothing is allocated
-// per evaluation once the slots exist.
-// The error of the last map that failed in evaluate_fused, for a refusal to name the operation.
-std::string& last_failure() {
-  thread_local std::string message;
-  return message;
-}
-
-struct FusedMemo {
-  std::vector<Value> value;
-  std::vector<uint64_t> stamp;
-  uint64_t current = 0;
-
-  bool has(NodeId id) const { return stamp[size_t(id)] == current; }
-  void set(NodeId id, const Value& v) {
-    value[size_t(id)] = v;
-    stamp[size_t(id)] = current;
-  }
-};
-
-bool evaluate_into(const Program& program, NodeId id, FusedMemo& memo, Value& out) {
-  if (memo.has(id)) return out = memo.value[size_t(id)], true;
-  const Node& node = program.node(id);
-  if (node.kind == NodeKind::Constant) return out = node.constant, true;
-  if (node.kind != NodeKind::Elementwise) return false;
-  // No allocation below four inputs (only the compiler's tuples have more).
-  Value small[3];
-  std::vector<Value> large(node.inputs.size() > 3 ? node.inputs.size() : 0);
-  Value* args = large.empty() ? small : large.data();
-  for (size_t i = 0; i < node.inputs.size(); ++i)
-    if (!evaluate_into(program, node.inputs[i], memo, args[i])) return false;
-  try {
-    out = apply_elementwise(node, args);
-  } catch (const UserError& e) {
-    last_failure() = e.what();
-    return false;
-  }
-  memo.set(id, out);
-  return true;
-}
-
-}  // namespace
-
-std::string last_fused_failure() {
-  // "file:1:2: error: cannot negate the string \"a\"\n  source\n  ^\n" -> the sentence alone.
-  const std::string& text = last_failure();
-  const size_t begin = text.find("error: ");
-  if (begin == std::string::npos) return "";
-  return text.substr(begin + 7, text.find('\n', begin) - begin - 7);
-}
-
-bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>& support,
-                    const std::vector<Value>& support_values, Value& out) {
-  thread_local FusedMemo memo;
-  if (memo.value.size() < program.nodes.size()) {
-    memo.value.resize(program.nodes.size());
-    memo.stamp.resize(program.nodes.size(), 0);
-  }
-  ++memo.current;
-  for (size_t i = 0; i < support.size(); ++i) memo.set(support[i], support_values[i]);
-  return evaluate_into(program, id, memo, out);
 }
 
 }  // namespace raspc::compiler

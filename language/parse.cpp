@@ -50,6 +50,14 @@ class Parser {
     return advance();
   }
 
+  // The closing bracket of `open`. The message names where `open` is, which costs a scan from the
+  // file's start, so it is only made when the bracket is missing: made every time, a file of
+  // thousands of parenthesised statements parsed in quadratic time.
+  const Token& expect_closing(TokenKind kind, const char* what, const Span& open) {
+    if (peek().kind == kind) return advance();
+    return expect(kind, what + position(open));
+  }
+
   // A missing `;` is the statement's fault, not the next line's: when the token found starts a
   // later line, the caret goes just after the statement's last token.
   void expect_semicolon(const std::string& context) {
@@ -386,7 +394,7 @@ class Parser {
       case TokenKind::LeftParen: {
         Span open = advance().span;
         auto inner = expression();
-        expect(TokenKind::RightParen, "to close the `(` at " + position(open));
+        expect_closing(TokenKind::RightParen, "to close the `(` at ", open);
         return inner;
       }
       case TokenKind::LeftBracket: return list();
@@ -431,7 +439,7 @@ class Parser {
         }
       }
     }
-    const Token& close = expect(TokenKind::RightBracket, "to close the list opened at " + position(open));
+    const Token& close = expect_closing(TokenKind::RightBracket, "to close the list opened at ", open);
     e->span = open.to(close.span);
     return e;
   }
@@ -455,7 +463,7 @@ class Parser {
         }
       }
     }
-    const Token& close = expect(TokenKind::RightBrace, "to close the dictionary opened at " + position(open));
+    const Token& close = expect_closing(TokenKind::RightBrace, "to close the dictionary opened at ", open);
     e->span = open.to(close.span);
     return e;
   }

@@ -101,6 +101,9 @@ nlohmann::json settings_json(const TrainSettings& s, const TaskOptions& task) {
           {"warmup_steps", s.warmup_steps < 0 ? s.steps / 20 : s.warmup_steps},
           {"schedule", "linear warmup, cosine decay to 0.1 lr"},
           {"seed", s.seed},
+          // The weights depend on it by float rounding (each thread's chunk of the batch sums its
+          // own gradients), so a run is reproduced with the same seed and the same thread count.
+          {"threads", s.threads},
           {"held_out_per_length", task.held_out_per_length},
           {"held_out_seed", task.held_out_seed}};
 }

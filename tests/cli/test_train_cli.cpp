@@ -92,6 +92,11 @@ TEST_CASE("raspc train: the same seed writes the same file") {
     REQUIRE(raspc("train " + program("hist.rasp") + " --max-len 5 --d-model 8 --heads 2 --steps 40 --batch 8 --seed 7 "
                   "--threads 2 -o " + path).code == 0);
   CHECK(slurp(third) == slurp(fourth));
+  // The thread count is in the file, beside the seed, since both are needed to reproduce it.
+  const nlohmann::json settings = nlohmann::json::parse(raspc("inspect " + third + " --json").out)["training"]["settings"];
+  CHECK(settings["seed"] == 7);
+  CHECK(settings["threads"] == 2);
+  CHECK(nlohmann::json::parse(raspc("inspect " + first + " --json").out)["training"]["settings"]["threads"] == 1);
 }
 
 TEST_CASE("raspc train refuses bad settings with a message") {

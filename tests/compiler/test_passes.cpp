@@ -188,6 +188,55 @@ TEST_CASE("simplify merges equal nodes and drops dead ones") {
   CHECK(s.nodes.size() == 4);
 }
 
+TEST_CASE("fused maps: with a FusedCacheScope open, supports and values are the ones computed afresh") {
+  // The scope keeps supports and values so that a chain's maps cost linear time; what it keeps
+  // must be what support_of and evaluate_fused give without it, for every node and every cut,
+  // including after the cut changes while the scope is open (infer cuts as it goes).
+  Program p = compiler::simplify(program_from_text(
+      "w = selector_width(select(tokens, tokens, ==));\n"
+      "a = (tokens == \"a\") + w;\nb = a * 2 + indices;\nc = b - w;\nd = c % 3 + a;\nd;"));
+  const NodeId a = p.find("a"), c = p.find("c"), d = p.find("d");
+  std::vector<uint8_t> no_cut(p.nodes.size(), 0), cut_at_c = no_cut;
+  cut_at_c[size_t(c)] = 1;
+  struct Seen {
+    std::vector<std::vector<NodeId>> supports;
+    std::vector<std::string> values;
+  };
+  auto look = [&](const std::vector<uint8_t>* cut) {
+    Seen seen;
+    for (NodeId id = 0; id < NodeId(p.nodes.size()); ++id) seen.supports.push_back(compiler::support_of(p, id, cut));
+    for (NodeId id : {a, c, d}) {
+      const std::vector<NodeId> support = compiler::support_of(p, id, cut);
+      for (int t = 0; t < 2; ++t)
+        for (int w = 0; w < 3; ++w)
+          for (int i = 0; i < 3; ++i) {
+            std::vector<Value> at;
+            for (NodeId s : support) {
+              const NodeKind kind = p.node(s).kind;
+              at.push_back(kind == NodeKind::Tokens ? Value::of_string(t ? "a" : "b")
+                           : kind == NodeKind::Indices ? Value::of_int(i)
+                           : Value::of_int(kind == NodeKind::SelectorWidth ? w : 7 * w + i));
+            }
+            Value v;
+            seen.values.push_back(compiler::evaluate_fused(p, id, support, at, v) ? to_display(v) : "undefined");
+          }
+    }
+    return seen;
+  };
+  const Seen fresh = look(nullptr), fresh_cut = look(&cut_at_c);
+  CHECK(fresh.supports[size_t(d)] != fresh_cut.supports[size_t(d)]);
+  compiler::FusedCacheScope scope(p);
+  for (int round = 0; round < 2; ++round) {
+    const Seen kept = look(nullptr), kept_cut = look(&cut_at_c), kept_no_cut = look(&no_cut);
+    CHECK(kept.supports == fresh.supports);
+    CHECK(kept.values == fresh.values);
+    CHECK(kept_cut.supports == fresh_cut.supports);
+    CHECK(kept_cut.values == fresh_cut.values);
+    CHECK(kept_no_cut.supports == fresh.supports);
+    CHECK(kept_no_cut.values == fresh.values);
+  }
+}
+
 TEST_CASE("schedule fuses a selector width with the map that reads it") {
   Program p = program_from_text("opposite = length - indices - 1;\nopposite;");
   CompileOptions o = test_options(parse_vocabulary("abcd"), 5, Mode::Bidirectional);
