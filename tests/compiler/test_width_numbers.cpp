@@ -25,7 +25,7 @@ const char* kNumberKey = "numerical: its keys are a selector width (or a map of 
 
 TEST_CASE("sort_unique's target position is a number: its group and no width one-hot with zero mismatches", "[width]") {
   ProgramFile f = load_program("sort_unique");
-  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional);
+  CompileOptions o = test_options(header_vocabulary(f.header), 12, Mode::Bidirectional);
   o.explain = true;
   CompileResult r = compile_program(f.program, o);
   INFO(r.report.first_mismatch);
@@ -34,20 +34,20 @@ TEST_CASE("sort_unique's target position is a number: its group and no width one
   CHECK(r.report.layers == 2);
   CHECK(explains(r, kNumberKey));
   // The width (sort_unique's target_position) is labelled by its node once simplified.
-  CHECK(explains(r, "selector_width#3: categorical, because selector_width: 0..16, read only as the key of "
+  CHECK(explains(r, "selector_width#3: categorical, because selector_width: 0..12, read only as the key of "
                     "numerical selectors: its MLP reads 1/(w+1) and writes w's number group"));
   CHECK(has_label(r.model, "selector_width#3.x"));
   CHECK(has_label(r.model, "selector_width#3.scratch"));
   CHECK_FALSE(has_label(r.model, "selector_width#3:"));
-  // The one-hot construction had 23,032 parameters here (n_embd 44).
-  CHECK(r.report.parameters < 9000);
+  // The one-hot construction had 15,240 parameters here (n_embd 36).
+  CHECK(r.report.parameters < 7500);
 }
 
 TEST_CASE("a map of one width as the key is a number too where the group holds its values", "[width]") {
   Program program = program_from_text(
       "before = selector_width(select(tokens, tokens, <));\n"
       "aggregate(select(before - 1, indices, ==), tokens, \"_\");\n");
-  CompileOptions o = test_options({Value::of_string("a"), Value::of_string("b"), Value::of_string("c")}, 16,
+  CompileOptions o = test_options({Value::of_string("a"), Value::of_string("b"), Value::of_string("c")}, 12,
                                   Mode::Bidirectional);
   o.explain = true;
   CompileResult r = compile_program(program, o);
@@ -64,13 +64,13 @@ TEST_CASE("a map of one width as the key is a number too where the group holds i
 
 TEST_CASE("a computed key stays one-hot where float32 cannot carry its square and still verifies", "[width]") {
   ProgramFile f = load_program("sort_unique");
-  CompileOptions o = test_options(header_vocabulary(f.header), 24, Mode::Bidirectional, 20);
+  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional, 20);
   o.explain = true;
   CompileResult r = compile_program(f.program, o);
   INFO(r.report.first_mismatch);
   CHECK(r.report.mismatches == 0);
-  CHECK(explains(r, "one-hot: its keys are computed from selector widths, and at --max-len 24 float32 rounds the "
-                    "number group the MLP writes from 1/(w+1) by up to 0.48"));
+  CHECK(explains(r, "one-hot: its keys are computed from selector widths, and at --max-len 16 float32 rounds the "
+                    "number group the MLP writes from 1/(w+1) by up to 0.1"));
   CHECK(explains(r, "(the float32 limit)"));
   CHECK(has_label(r.model, "selector_width#3:"));
 }
