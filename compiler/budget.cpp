@@ -8,12 +8,13 @@
 // other's at least once). The lookups that read sums or leave an input free (lower_mlp.cpp) make
 // fewer units. An estimate: the summary gives the real count.
 //
-// The verification time is estimated from the dense FLOPs of every input's forward at a rate
-// measured on this project's 2-core build machine: the verification forward skips the zero
-// blocks of a compiled model (runtime/verification_backend.*), so its effective rate over the
-// dense count is far above the hardware's; kVerificationFlopsPerSecond is that effective rate,
-// the slowest seen over reverse, sort_unique and hist at max lengths 64-1,024 (see
-// docs/long-contexts.md). A different machine, or another load on this one, shifts it.
+// The verification time is estimated as a cost per input (the interpreter's evaluation and the
+// bookkeeping) plus the dense FLOPs of every input's forward at an effective rate: the
+// verification forward skips the zero blocks of a compiled model (runtime/verification_backend.*),
+// so it runs above the dense count's hardware rate. Both constants were fitted on this project's
+// 2-core build machine, under load, to reverse and hist at max length 64 (2.9 s and 4.4 s for
+// 98,580 inputs each) and checked on sort, sort_unique, dyck1 and reverse at 256 (within a factor
+// 1.5; bench/RESULTS.md). A different machine, or another load on this one, shifts them.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -120,7 +121,8 @@ void check_budget(const Program& program, const Inference& inference, const Sche
   fail_file("raspc compile", message);
 }
 
-constexpr double kVerificationFlopsPerSecond = 2e10;
+constexpr double kVerificationSecondsPerInput = 3e-5;
+constexpr double kVerificationFlopsPerSecond = 6e10;
 
 VerificationEstimate estimate_verification(const ModelConfig& config, const CompileOptions& options) {
   VerificationEstimate out;
@@ -139,7 +141,7 @@ VerificationEstimate estimate_verification(const ModelConfig& config, const Comp
     out.inputs += inputs;
     out.flops += inputs * forward_flops(config, n + 1);  // BOS included
   }
-  out.seconds = out.flops / kVerificationFlopsPerSecond;
+  out.seconds = out.inputs * kVerificationSecondsPerInput + out.flops / kVerificationFlopsPerSecond;
   return out;
 }
 

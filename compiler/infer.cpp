@@ -545,8 +545,13 @@ class Inferrer {
                                    out.values.size() > kValueSetLimit)) {
       // One MLP discretises one numerical input; a map of several can only be an affine one.
       out.encoding = Encoding::Numerical;
+      // The note a refusal reading it shows: name the limit it hit.
       out.why = numerical_inputs > 1 ? "a numeric map of several numerical s-ops: numerical, an affine MLP"
-                                     : "a map of a numerical s-op with too many values to list: numerical";
+                : out.values_known
+                    ? "a map of a numerical s-op with " + std::to_string(out.values.size()) +
+                          " values at --max-len " + std::to_string(options_.max_len) + ", more than the " +
+                          std::to_string(kValueSetLimit) + " a value set may list: numerical"
+                    : "a map of a numerical s-op whose values cannot be listed: numerical";
     } else {
       out.encoding = Encoding::Categorical;
       out.why = numerical_input ? "a map of one numerical s-op with a finite value set: categorical, by discretisation"

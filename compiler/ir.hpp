@@ -337,8 +337,8 @@ void check_budget(const Program& program, const Inference& inference, const Sche
 
 // The verification's cost, estimated once the model's shape is known: the inputs it will check
 // (verify.cpp's rule: every input while the total stays within options.exhaustive_limit, then
-// options.samples at each longer length) and the seconds their dense forwards take at
-// kVerificationFlopsPerSecond (budget.cpp says how it was measured).
+// options.samples at each longer length) and the seconds they take: a cost per input and their
+// dense forwards' FLOPs at an effective rate (budget.cpp says how both were measured).
 struct VerificationEstimate {
   double inputs = 0, flops = 0, seconds = 0;
 };

@@ -19,17 +19,22 @@ bool has_label(const Model& model, const std::string& prefix) {
 
 bool explains(const CompileResult& r, const std::string& text) { return r.explanation.find(text) != std::string::npos; }
 
+// Compiles with --explain and verifies: zero mismatches, whatever else the test checks.
+CompileResult compile_verified(const Program& program, CompileOptions o) {
+  o.explain = true;
+  CompileResult r = compile_program(program, o);
+  INFO(r.report.first_mismatch);
+  CHECK(r.report.mismatches == 0);
+  return r;
+}
+
 const char* kNumberKey = "numerical: its keys are a selector width (or a map of one) read as an integer";
 
 }  // namespace
 
 TEST_CASE("sort_unique's target position is a number: its group and no width one-hot with zero mismatches", "[width]") {
   ProgramFile f = load_program("sort_unique");
-  CompileOptions o = test_options(header_vocabulary(f.header), 12, Mode::Bidirectional);
-  o.explain = true;
-  CompileResult r = compile_program(f.program, o);
-  INFO(r.report.first_mismatch);
-  CHECK(r.report.mismatches == 0);
+  CompileResult r = compile_verified(f.program, test_options(header_vocabulary(f.header), 12, Mode::Bidirectional));
   CHECK(r.report.inputs_checked > 5000);
   CHECK(r.report.layers == 2);
   CHECK(explains(r, kNumberKey));
@@ -49,26 +54,18 @@ TEST_CASE("a map of one width as the key is a number too where the group holds i
       "aggregate(select(before - 1, indices, ==), tokens, \"_\");\n");
   CompileOptions o = test_options({Value::of_string("a"), Value::of_string("b"), Value::of_string("c")}, 12,
                                   Mode::Bidirectional);
-  o.explain = true;
-  CompileResult r = compile_program(program, o);
-  INFO(r.report.first_mismatch);
-  CHECK(r.report.mismatches == 0);
+  CompileResult r = compile_verified(program, o);
   CHECK(r.report.inputs_checked > 100);  // undefined (two keys match) where the smallest token repeats
   CHECK(explains(r, kNumberKey));
   // At 8 the key's -1 lies beyond a number group's reach (1.25 extents from the centre 3.5).
   o.max_len = 8;
-  r = compile_program(program, o);
-  CHECK(r.report.mismatches == 0);
+  r = compile_verified(program, o);
   CHECK(explains(r, "one-hot: its keys, computed from a selector width, reach beyond what a number group holds"));
 }
 
 TEST_CASE("a computed key stays one-hot where float32 cannot carry its square and still verifies", "[width]") {
   ProgramFile f = load_program("sort_unique");
-  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional, 20);
-  o.explain = true;
-  CompileResult r = compile_program(f.program, o);
-  INFO(r.report.first_mismatch);
-  CHECK(r.report.mismatches == 0);
+  CompileResult r = compile_verified(f.program, test_options(header_vocabulary(f.header), 16, Mode::Bidirectional, 20));
   CHECK(explains(r, "one-hot: its keys are computed from selector widths, and at --max-len 16 float32 rounds the "
                     "number group the MLP writes from 1/(w+1) by up to 0.1"));
   CHECK(explains(r, "(the float32 limit)"));
@@ -77,11 +74,7 @@ TEST_CASE("a computed key stays one-hot where float32 cannot carry its square an
 
 TEST_CASE("a stable sort's target w1 + w2 stays one-hot and sort keeps its blocks and size", "[width]") {
   ProgramFile f = load_program("sort");
-  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional, 20);
-  o.explain = true;
-  CompileResult r = compile_program(f.program, o);
-  INFO(r.report.first_mismatch);
-  CHECK(r.report.mismatches == 0);
+  CompileResult r = compile_verified(f.program, test_options(header_vocabulary(f.header), 16, Mode::Bidirectional, 20));
   CHECK(r.report.layers == 2);
   CHECK(r.report.parameters == 73862);  // as before numbers from widths
   CHECK(explains(r, "one-hot: its keys are a map of several selector widths (a stable sort's w1 + w2)"));
