@@ -153,3 +153,5 @@ RASPC_LONG_CONTEXT_UP_TO_1024("frac_prevs", Mode::Causal)
 RASPC_LONG_CONTEXT_UP_TO_1024("hist", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("length", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_256("dyck1", Mode::Causal, 256)
+// Numbers from selector widths (its target position's number group) at their longest length.
+RASPC_LONG_CONTEXT_CASE("sort_unique", Mode::Bidirectional, 14, 1, 14)
