@@ -14,6 +14,12 @@
 // `length` read this way needs no selector-width MLP: in bidirectional mode one head scoring
 // beta*i puts all but e^-beta of its weight on the last position and copies its indices group
 // (length - 1); in causal mode length is indices + 1.
+//
+// Keys computed from a selector width (`select(w, indices, ==)`, sort_unique's target position)
+// are numerical too where float32 allows: the width's MLP writes w's number group instead of a
+// one-hot, and the head is the same. The MLP's steps from 1/(w+1) are steep, so the group carries
+// float32 rounding that grows like n^4; computed_key_rounding bounds it, and past the bound (max
+// length 15 and up for a width) the selector stays one-hot.
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -29,7 +35,6 @@ namespace {
 // and the weights each carry one, the products and the sum of a handful of terms a few more.
 constexpr double kFloat32Epsilon = 1.0 / (1 << 24);
 constexpr double kScoreRoundings = 4.0;
-
 
 }  // namespace
 
@@ -236,8 +241,8 @@ class Planner {
   }
 
   // A selector width (not `length`) as the key, or a map of one (`w + 1`): an integer the MLP that
-  // reads the width's 1/(w+1) writes as a number group; infer() checks its values are integers in
-  // 0..n. A map of two widths (a stable sort's target w1 + w2, split_widths.cpp) is not one: its
+  // reads the width's 1/(w+1) writes as a number group; infer() checks its values are integers
+  // within a group's reach. A map of two widths (a stable sort's target w1 + w2, split_widths.cpp) is not one: its
   // MLP steps along a line through both 1/(w+1) (project_reads.cpp), whose gaps are far smaller
   // than one width's, and float32 loses the square already at max length 12 (measured).
   bool is_counted_key(NodeId side) const {
@@ -410,8 +415,8 @@ class Planner {
       return false;
     }
     why = "numerical: its keys are a selector width (or a map of one) read as an integer (one MLP of O(n) "
-          "units writes its number group); one head scores -(q-k)^2 up to a per-query constant, BOS wins where no key matches, O(1) "
-          "dimensions instead of one per width";
+          "units writes its number group); one head scores -(q-k)^2 up to a per-query constant, BOS wins where "
+          "no key matches, O(1) dimensions instead of one per width";
     return true;
   }
 

@@ -104,6 +104,8 @@ class Scheduler {
       if ((inference_.cut[size_t(id)] || tuple || number) && inference_.info[size_t(id)].needed) s_.materialised[id] = 1;
     }
     if (program_.node(out).kind == NodeKind::SelectorWidth) onehot_needed_[out] = 1;
+    // A width read as a number is written by its MLP as well (its number group where the one-hot
+    // would be), so it is ready, like a one-hot, after that MLP.
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id)
       if (role(id) == NumberRole::WidthNumber && inference_.info[size_t(id)].needed) onehot_needed_[id] = 1;
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
