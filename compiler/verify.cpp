@@ -14,6 +14,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include <Eigen/Core>
+
 #include "compiler/ir.hpp"
 #include "runtime/verification_backend.hpp"
 #include "runtime/model_output.hpp"
@@ -120,18 +122,18 @@ struct Checker {
         }
         const float* logits = result.logits_at(int(j), int(t + 1));
         const int target = token_of(v);
-        // The best logit and the best other than the target's, in one pass.
-        int best = 0;
-        float other = -INFINITY;
-        for (int k = 0; k < result.vocab; ++k) {
-          if (logits[k] > logits[best]) best = k;
-          if (k != target) other = std::max(other, logits[k]);
-        }
-        if (target < 0 || best != target) {
+        // The target is the argmax (the first of equal maxima) when it is above every logit
+        // before it and at least every one after it; vectorised maxima, where a loop over
+        // the argmax's index was a quarter of verification at length 64.
+        const float before = target > 0 ? Eigen::Map<const Eigen::ArrayXf>(logits, target).maxCoeff() : -INFINITY;
+        const float after = target >= 0 && target + 1 < result.vocab
+                                ? Eigen::Map<const Eigen::ArrayXf>(logits + target + 1, result.vocab - target - 1).maxCoeff()
+                                : -INFINITY;
+        if (target < 0 || !(logits[target] > before && logits[target] >= after)) {
           if (wrong_position < 0) wrong_position = int(t);
           continue;
         }
-        tally.min_margin = std::min(tally.min_margin, double(logits[target]) - double(other));
+        tally.min_margin = std::min(tally.min_margin, double(logits[target]) - double(std::max(before, after)));
       }
       if (wrong_position < 0) continue;
       ++tally.mismatches;
