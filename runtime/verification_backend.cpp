@@ -92,6 +92,23 @@ struct Block {
       for (int k = 0; k < K; ++k) out[k] = std::fma(s, w[k], out[k]);
     }
   }
+  // The same for N rows at once (Eigen's GEMM, or its sparse product): for the products a memo
+  // does not pay for, where a row at a time would lose the GEMM's speed.
+  void multiply_rows(float* out, const float* in, int N) const {
+    const int R = n_rows(), K = n_cols();
+    if (K == 0) return;
+    if (R == 0) {  // a constant: the bias alone
+      for (int n = 0; n < N; ++n) std::copy(bias.begin(), bias.end(), out + size_t(n) * K);
+      return;
+    }
+    if (!weight.is_sparse) {
+      matmul_forward(out, in, weight.values.data(), bias.data(), N, R, K);
+      return;
+    }
+    Eigen::Map<PrunedMatrix::RowMatrix> y(out, N, K);
+    y.noalias() = Eigen::Map<const PrunedMatrix::RowMatrix>(in, N, R) * weight.sparse;
+    y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias.data(), K);
+  }
   // x[cols] += delta (cols), x one row of the residual stream.
   void scatter_add(float* x, const float* delta) const {
     const int K = n_cols();
@@ -370,7 +387,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   const size_t N = size_t(B) * T;
 
   const size_t W = size_t(std::max(plan.widest, 1));
-  const size_t sizes[] = {N * C, N * W, N * W, W};
+  const size_t sizes[] = {N * C, N * W, N * W, N * W, N * W, N * W, W};
   size_t total = 0;
   for (size_t s : sizes) total += s;
   if (buffer_.size() < total) buffer_.resize(total);
@@ -379,6 +396,9 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   float* x = take(N * C);        // (N,C) the residual stream
   float* compact = take(N * W);  // (N,cols) q|k|v
   float* heads = take(N * W);    // (N,values) attention's compact output
+  float* gathered = take(N * W); // (N,rows) a block's gathered input, for the products of all rows at once
+  float* hidden = take(N * W);   // (N,units) the MLP's hidden units, likewise
+  float* delta = take(N * W);    // (N,cols) a writing block's output, likewise
   float* key = take(W);          // one row's gathered columns
   float* units = plan.units.data();
 
@@ -387,15 +407,25 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   auto capture_residual = [&](int stage) {
     if (options.capture_residual) capture_residual_stage(result, x, stage);
   };
-  // Row n's gathered (and, with LayerNorm, normalised) columns for `block` into `key`, with the
+  // Row n's gathered (and, with LayerNorm, normalised) columns for `block` into `to`, with the
   // row's full-width statistics as layernorm_forward computes them.
-  auto gather = [&](const Block& block, size_t n, const float* gain, const float* shift) {
+  auto gather_into = [&](float* to, const Block& block, size_t n, const float* gain, const float* shift) {
     const float* row = x + n * C;
-    if (!cfg.layer_norm) return block.gather(key, row, 0.0f, 1.0f, nullptr, nullptr);
+    if (!cfg.layer_norm) return block.gather(to, row, 0.0f, 1.0f, nullptr, nullptr);
     Eigen::Map<const Eigen::ArrayXf> values(row, C);
     const float mean = values.sum() / C;
     const float rstd = 1.0f / std::sqrt((values - mean).square().sum() / C + kLayerNormEpsilon);
-    block.gather(key, row, mean, rstd, gain, shift);
+    block.gather(to, row, mean, rstd, gain, shift);
+  };
+  auto gather = [&](const Block& block, size_t n, const float* gain, const float* shift) {
+    gather_into(key, block, n, gain, shift);
+  };
+  auto gather_all = [&](const Block& block, const float* gain, const float* shift) {
+    for (size_t n = 0; n < N; ++n) gather_into(gathered + n * block.n_rows(), block, n, gain, shift);
+  };
+  auto activate = [&](float* units_out, size_t count) {
+    if (cfg.activation == Activation::Gelu) gelu_forward(units_out, units_out, count);
+    else relu_forward(units_out, units_out, count);
   };
 
   encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, int(N), C);
@@ -410,10 +440,15 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     const LayerWeights& lw = w.layers[l];
     Plan::Layer& layer = plan.layers[size_t(l)];
     const int width = layer.qkv.n_cols(), NV = layer.n_values;
-    for (size_t n = 0; n < N; ++n) {
-      gather(layer.qkv, n, lw.ln_1_w, lw.ln_1_b);
-      const float* qkv = layer.qkv_memo.find(key, [&](float* out) { layer.qkv.multiply(out, key); });
-      std::copy_n(qkv, width, compact + n * width);
+    if (layer.qkv_memo.enabled()) {
+      for (size_t n = 0; n < N; ++n) {
+        gather(layer.qkv, n, lw.ln_1_w, lw.ln_1_b);
+        const float* qkv = layer.qkv_memo.find(key, [&](float* out) { layer.qkv.multiply(out, key); });
+        std::copy_n(qkv, width, compact + n * width);
+      }
+    } else {
+      gather_all(layer.qkv, lw.ln_1_w, lw.ln_1_b);
+      layer.qkv.multiply_rows(compact, gathered, int(N));
     }
     std::fill_n(heads, N * size_t(NV), 0.0f);  // padded queries stay zero
     for (int b = 0; b < B; ++b) {
@@ -434,27 +469,44 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
             p * Rows(seq + head.v, length, head.nv, Stride(width));
       }
     }
-    for (size_t n = 0; n < N; ++n) {
-      const float* in = heads + n * NV;
-      layer.attn_proj.scatter_add(x + n * C, layer.proj_memo.find(in, [&](float* out) { layer.attn_proj.multiply(out, in); }));
+    if (layer.proj_memo.enabled()) {
+      for (size_t n = 0; n < N; ++n) {
+        const float* in = heads + n * NV;
+        layer.attn_proj.scatter_add(x + n * C,
+                                    layer.proj_memo.find(in, [&](float* out) { layer.attn_proj.multiply(out, in); }));
+      }
+    } else {
+      layer.attn_proj.multiply_rows(delta, heads, int(N));
+      for (size_t n = 0; n < N; ++n) layer.attn_proj.scatter_add(x + n * C, delta + n * layer.attn_proj.n_cols());
     }
     capture_residual(2 * l + 1);
     if (cfg.n_inner > 0) {
-      const size_t hidden = size_t(layer.fc.n_cols());
-      for (size_t n = 0; n < N; ++n) {
-        gather(layer.fc, n, lw.ln_2_w, lw.ln_2_b);
-        const float* delta = layer.mlp_memo.find(key, [&](float* out) {
-          layer.fc.multiply(units, key);
-          if (cfg.activation == Activation::Gelu) gelu_forward(units, units, hidden);
-          else relu_forward(units, units, hidden);
-          layer.fc_proj.multiply(out, units);
-        });
-        layer.fc_proj.scatter_add(x + n * C, delta);
+      const size_t n_units = size_t(layer.fc.n_cols());
+      if (layer.mlp_memo.enabled()) {
+        for (size_t n = 0; n < N; ++n) {
+          gather(layer.fc, n, lw.ln_2_w, lw.ln_2_b);
+          const float* out_row = layer.mlp_memo.find(key, [&](float* out) {
+            layer.fc.multiply(units, key);
+            activate(units, n_units);
+            layer.fc_proj.multiply(out, units);
+          });
+          layer.fc_proj.scatter_add(x + n * C, out_row);
+        }
+      } else {
+        gather_all(layer.fc, lw.ln_2_w, lw.ln_2_b);
+        layer.fc.multiply_rows(hidden, gathered, int(N));
+        activate(hidden, N * n_units);
+        layer.fc_proj.multiply_rows(delta, hidden, int(N));
+        for (size_t n = 0; n < N; ++n) layer.fc_proj.scatter_add(x + n * C, delta + n * layer.fc_proj.n_cols());
       }
     }
     capture_residual(2 * l + 2);
   }
   result.logits.resize(N * V);
+  if (!plan.unembed_memo.enabled()) {
+    gather_all(plan.unembed, w.ln_f_w, w.ln_f_b);
+    plan.unembed.multiply_rows(result.logits.data(), gathered, int(N));
+  }
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t) {
       float* logits = result.logits.data() + (size_t(b) * T + t) * V;
@@ -462,6 +514,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
         std::fill_n(logits, V, 0.0f);
         continue;
       }
+      if (!plan.unembed_memo.enabled()) continue;
       gather(plan.unembed, size_t(b) * T + t, w.ln_f_w, w.ln_f_b);
       std::copy_n(plan.unembed_memo.find(key, [&](float* out) { plan.unembed.multiply(out, key); }), V, logits);
     }
