@@ -16,14 +16,15 @@
 // variance mix every dimension): they cost O(C) a token where the dense products cost O(C^2).
 // Each block then normalises only the columns it reads.
 //
-// The products run a row (a token) at a time and are memoised by the exact bits of the row's
+// The products worth it run a row (a token) at a time, memoised by the exact bits of the row's
 // gathered input: the inputs verification feeds share most of their tokens' states (a position,
 // a symbol, the counts a head averaged), so most rows of an MLP or an unembedding are looked up
-// rather than computed (96-99.9% for dyck2 at maximum length 16 and hist at 64, 74-99.9% for sort
-// at 64). Products too small to repay a lookup are computed every time. A row's product depends on that row
-// alone (fused multiply-adds in a fixed order, no blocking across rows), so a looked-up result is
-// bit for bit the one computing it would give, and the forward's result does not depend on what
-// the backend saw before. Attention stays a product per sequence and head.
+// rather than computed (96-99.9% for dyck2 at maximum length 16 and hist at 64, 74-99.9% for
+// sort at 64). A row's product depends on that row alone (fused multiply-adds in a fixed order,
+// no blocking across rows), so a looked-up result is bit for bit the one computing it would give,
+// and the forward's result does not depend on what the backend saw before. Products too small to
+// repay a lookup run over the whole batch at once as Eigen products (which, as the dense
+// forward's, depend on the batch only). Attention stays a product per sequence and head.
 #pragma once
 
 #include <memory>
