@@ -92,12 +92,15 @@ void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, cons
                         const T* rstd, int N, int C) {
   ConstArrayView<T> gain(w, C);
   ArrayView<T> dgain(dw, C), dshift(db, C);
+  // A row's normalised input and its gradient, allocated once (an .eval() a row allocated them
+  // on the heap 2N times a call).
+  Eigen::Array<T, Eigen::Dynamic, 1> norm(C), dnorm(C);
   for (int i = 0; i < N; ++i) {
     ConstArrayView<T> d(dout + size_t(i) * C, C), x(inp + size_t(i) * C, C);
     const T s = rstd[i];
     // dx = s * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)), with dnorm = w * dout
-    const auto norm = ((x - mean[i]) * s).eval();
-    const auto dnorm = (gain * d).eval();
+    norm = (x - mean[i]) * s;
+    dnorm = gain * d;
     const T dnorm_mean = dnorm.sum() / T(C), dnorm_norm_mean = (dnorm * norm).sum() / T(C);
     dshift += d;
     dgain += norm * d;
