@@ -288,9 +288,13 @@ struct VerificationBackend::Plan {
   Block unembed;  // reads ln_f's output; columns: every token
   RowMemo unembed_memo;  // the logits by the gathered ln_f columns
   int widest = 0;  // the most floats a row of any compact activation takes
-  // One row's hidden units, always at this address: Eigen's vectorised GELU handles an unaligned
-  // start in scalar code, so a row's result may not depend on where its buffer happens to sit.
-  std::vector<float> units;
+  // Every buffer starts on Eigen's alignment: its vectorised reductions and functions (LayerNorm's
+  // statistics, GELU, the softmax's exp) handle an unaligned start in scalar code, so a result
+  // would otherwise depend on where the allocator put the buffer, and two backends would differ.
+  using Buffer = std::vector<float, Eigen::aligned_allocator<float>>;
+  Buffer activations;  // every activation of a call, reused by the next one
+  Buffer units;        // one row's hidden units
+  Buffer scores;       // one head's scores over a sequence
 };
 
 VerificationBackend::~VerificationBackend() = default;
@@ -390,8 +394,8 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   const size_t sizes[] = {N * C, N * W, N * W, N * W, N * W, N * W, W};
   size_t total = 0;
   for (size_t s : sizes) total += s;
-  if (buffer_.size() < total) buffer_.resize(total);
-  float* cursor = buffer_.data();
+  if (plan.activations.size() < total) plan.activations.resize(total);
+  float* cursor = plan.activations.data();
   auto take = [&](size_t count) { float* p = cursor; cursor += count; return p; };
   float* x = take(N * C);        // (N,C) the residual stream
   float* compact = take(N * W);  // (N,cols) q|k|v
@@ -431,7 +435,8 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, int(N), C);
   capture_residual(0);
   const float scale = 1.0f / std::sqrt(float(cfg.d_head()));
-  std::vector<float> scores(size_t(T) * T);
+  if (plan.scores.size() < size_t(T) * T) plan.scores.resize(size_t(T) * T);
+  float* scores = plan.scores.data();
   using RowMatrix = PrunedMatrix::RowMatrix;
   using Stride = Eigen::OuterStride<>;
   using Rows = Eigen::Map<const RowMatrix, 0, Stride>;
@@ -457,7 +462,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
       for (const Head& head : layer.heads) {
         if (head.nv == 0) continue;
         // As the dense forward's attention_forward: scores, a softmax a row, weighted values.
-        Eigen::Map<RowMatrix> p(scores.data(), length, length);
+        Eigen::Map<RowMatrix> p(scores, length, length);
         if (head.qk > 0)
           p.noalias() = (Rows(seq + head.q, length, head.qk, Stride(width)) *
                          Rows(seq + head.k, length, head.qk, Stride(width)).transpose()) *

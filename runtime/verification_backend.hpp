@@ -48,9 +48,9 @@ class VerificationBackend : public Backend {
   struct Plan;  // the nonzero blocks of every product (verification_backend.cpp)
   const Model& model_;
   CpuBackend dense_;
+  // Also the memos and the buffers of every activation, reused by the next call: a backend
+  // serves one thread at a time, as the dense one does.
   std::unique_ptr<Plan> plan_;
-  std::vector<float> buffer_;  // every activation, reused by the next call (one thread at a time)
-  // The memos live in plan_ too: a backend serves one thread, as the dense one does.
 };
 
 }  // namespace raspc
