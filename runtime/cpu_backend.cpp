@@ -59,9 +59,22 @@ double matmul_forward(float* out, const float* in, const float* w, const float* 
   ConstMatrixMap x(in, N, IC);
   ConstMatrixMap weight(w, IC, OC);
   MatrixMap y(out, N, OC);
-  y.noalias() = x * weight;
-  if (bias) y.rowwise() += ConstRowVectorMap(bias, OC);
+  // The product adds onto the bias written first (Eigen's `=` zeroes the output, and the bias
+  // then took a second pass over it).
+  if (bias)
+    y.rowwise() = ConstRowVectorMap(bias, OC);
+  else
+    y.setZero();
+  y.noalias() += x * weight;
   return 2.0 * N * IC * OC + (bias ? double(N) * OC : 0.0);
+}
+
+double matmul_residual_forward(float* x, const float* in, const float* w, const float* bias, int N, int IC, int OC) {
+  MatrixMap y(x, N, OC);
+  if (bias) y.rowwise() += ConstRowVectorMap(bias, OC);
+  y.noalias() += ConstMatrixMap(in, N, IC) * ConstMatrixMap(w, IC, OC);
+  // As matmul_forward and residual_forward count it.
+  return 2.0 * N * IC * OC + (bias ? double(N) * OC : 0.0) + double(N) * OC;
 }
 
 double attention_row(float* out, float* att, int att_stride, const float* q, const float* k, const float* v,
@@ -156,7 +169,7 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
   const size_t N = size_t(B) * T;
 
   // One allocation for every activation of this call (llm.c style views).
-  const size_t sizes[] = {N * C, N * C, N * 3 * C, N * C, N * C, N * I, N * I, size_t(B) * NH * T * T};
+  const size_t sizes[] = {N * C, N * C, N * 3 * C, N * C, N * I, N * I, size_t(B) * NH * T * T};
   size_t total = 0;
   for (size_t s : sizes) total += s;
   if (buffer_.size() < total) buffer_.resize(total);
@@ -166,7 +179,6 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
   float* ln = take(N * C);          // (B,T,C) LayerNorm output
   float* qkv = take(N * 3 * C);     // (B,T,3C)
   float* att_out = take(N * C);     // (B,T,C)
-  float* delta = take(N * C);       // (B,T,C) a sub-layer's output before the residual add
   float* fc = take(N * I);          // (B,T,I)
   float* act = take(N * I);         // (B,T,I)
   float* att = take(size_t(B) * NH * T * T);  // (B,NH,T,T)
@@ -190,8 +202,7 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
     }
     flops += matmul_forward(qkv, in, lw.attn_w, lw.attn_b, int(N), C, 3 * C);
     flops += attention_forward(att_out, att, qkv, result.lengths.data(), B, T, C, NH, cfg.causal);
-    flops += matmul_forward(delta, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
-    flops += residual_forward(x, delta, N * C);
+    flops += matmul_residual_forward(x, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
     capture_residual(2 * l + 1);
     if (options.capture_attention)
       for (int b = 0; b < B; ++b)
@@ -206,8 +217,7 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
       flops += matmul_forward(fc, in, lw.fc_w, lw.fc_b, int(N), C, I);
       const size_t n = N * size_t(I);
       flops += cfg.activation == Activation::Gelu ? gelu_forward(act, fc, n) : relu_forward(act, fc, n);
-      flops += matmul_forward(delta, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
-      flops += residual_forward(x, delta, N * C);
+      flops += matmul_residual_forward(x, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
     }
     capture_residual(2 * l + 2);
   }

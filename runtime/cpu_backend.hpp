@@ -30,6 +30,10 @@ double layernorm_forward(float* out, float* mean, float* rstd, const float* in, 
 
 // out (N,OC) = in (N,IC) . w (IC,OC) + bias (OC); bias may be null.
 double matmul_forward(float* out, const float* in, const float* w, const float* bias, int N, int IC, int OC);
+// x (N,OC) += in (N,IC) . w (IC,OC) + bias (OC): a projection and the residual add after it, the
+// product accumulating into the stream (no intermediate); counted as matmul_forward and
+// residual_forward count the two.
+double matmul_residual_forward(float* x, const float* in, const float* w, const float* bias, int N, int IC, int OC);
 
 // One query row of multi-head attention over n_keys keys.
 //   out (C): the heads' weighted sums of values, concatenated

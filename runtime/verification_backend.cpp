@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include <Eigen/Core>
@@ -13,48 +14,34 @@ namespace raspc {
 
 namespace {
 
-// A weight matrix (rows, cols), row-major, held sparse when few enough of its entries are nonzero
-// for Eigen's dense-by-sparse product to beat its GEMM: at 1-3% nonzeros it took 0.2-0.7 of the
-// GEMM's time (B*T = 8320 rows, 143..4352 columns), at 14% 2.5 times as long.
+// A weight block's values, row-major (rows, cols), and for a block with few enough nonzeros
+// (4% or less) the same in compressed rows, which a row's product then walks instead.
 struct PrunedMatrix {
   using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using SparseRows = Eigen::SparseMatrix<float, Eigen::RowMajor>;
 
-  const float* dense = nullptr;  // the values when they live outside (set), else storage's
-  std::vector<float> storage;    // the values when they are a gathered copy (set_copy)
+  std::vector<float> values;
   SparseRows sparse;
   bool is_sparse = false;
 
-  void set(const float* values, int rows, int cols) {
-    dense = values;
+  void set(std::vector<float> dense, int rows, int cols) {
+    values = std::move(dense);
     size_t nonzero = 0;
-    for (size_t i = 0; i < size_t(rows) * cols; ++i) nonzero += values[i] != 0.0f;
+    for (float v : values) nonzero += v != 0.0f;
     is_sparse = double(nonzero) <= 0.04 * double(rows) * cols;
-    if (is_sparse) sparse = Eigen::Map<const RowMatrix>(values, rows, cols).sparseView();
-  }
-  void set_copy(std::vector<float> values, int rows, int cols) {
-    storage = std::move(values);
-    set(storage.data(), rows, cols);
-    dense = nullptr;  // storage.data(), looked up at each use: a copy of this matrix has its own
-  }
-  const float* values() const { return dense ? dense : storage.data(); }
-  // out (N,cols) = in (N,rows) . this + bias (cols); bias may be null.
-  void multiply(float* out, const float* in, const float* bias, int N, int rows, int cols) const {
-    if (!is_sparse) {
-      matmul_forward(out, in, values(), bias, N, rows, cols);
-      return;
-    }
-    Eigen::Map<RowMatrix> y(out, N, cols);
-    y.noalias() = Eigen::Map<const RowMatrix>(in, N, rows) * sparse;
-    if (bias) y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, cols);
+    if (is_sparse) sparse = Eigen::Map<const RowMatrix>(values.data(), rows, cols).sparseView();
   }
 };
 
-// A product restricted to the nonzero block of its weight W (R, OC):
-//   out (N, cols) = in (N, rows) . W[rows, cols] + bias[cols]
-// A reading block takes its input from a full-width activation, gathering the columns `rows`
-// names; a writing block's input is already compact (its k-th column stands for W's row rows[k])
-// and its output is added into the residual stream's columns `cols`.
+// A product restricted to the nonzero block of its weight W (R, OC), one row at a time:
+//   out (cols) = in (rows) . W[rows, cols] + bias[cols]
+// A reading block takes its input from a row of the residual stream, gathering (and normalising)
+// the columns `rows` names; a writing block's input is already compact (its k-th column stands
+// for W's row rows[k]) and its output is added into the residual stream's columns `cols`.
+//
+// A row's product is a fused multiply-add a term, in the order of W's rows, skipping the input's
+// zeros (a product with zero adds nothing): its result depends on that row alone, never on the
+// batch around it, which is what lets RowMemo hand back an earlier row's result for the same input.
 struct Block {
   std::vector<int> rows, cols;
   std::vector<float> bias;  // (cols)
@@ -68,52 +55,176 @@ struct Block {
     std::vector<float> values(rows.size() * cols.size());
     for (size_t r = 0; r < rows.size(); ++r)
       for (size_t c = 0; c < cols.size(); ++c) values[r * cols.size() + c] = w[size_t(rows[r]) * OC + cols[c]];
-    weight.set_copy(std::move(values), n_rows(), n_cols());
+    weight.set(std::move(values), n_rows(), n_cols());
     for (int c : cols) bias.push_back(full_bias ? full_bias[c] : 0.0f);
   }
   Block() = default;
 
-  // out (N, cols) = norm(x)[:, rows] . W + bias, x (N, width) the residual stream; `gathered`
-  // holds N * rows floats. norm is LayerNorm with the rows' statistics `mean` and `rstd` and
-  // `gain` and `shift`, computed for the gathered columns only; the identity when gain is null.
-  void read(float* out, const float* x, int width, const float* mean, const float* rstd, const float* gain,
-            const float* shift, float* gathered, int N) const {
+  // to (rows) = norm(x)[rows], x one row (width) of the residual stream; norm is LayerNorm with the
+  // row's statistics `mean` and `rstd` and `gain` and `shift`, or the identity when gain is null.
+  void gather(float* to, const float* x, float mean, float rstd, const float* gain, const float* shift) const {
     const int R = n_rows();
-    for (int n = 0; n < N; ++n) {
-      const float* from = x + size_t(n) * width;
-      float* to = gathered + size_t(n) * R;
-      if (gain) {
-        const float m = mean[n], s = rstd[n];
-        for (int r = 0; r < R; ++r) {
-          const int c = rows[size_t(r)];
-          to[r] = (from[c] - m) * s * gain[c] + shift[c];
-        }
-      } else {
-        for (int r = 0; r < R; ++r) to[r] = from[rows[size_t(r)]];
+    if (gain)
+      for (int r = 0; r < R; ++r) {
+        const int c = rows[size_t(r)];
+        to[r] = (x[c] - mean) * rstd * gain[c] + shift[c];
       }
-    }
-    multiply(out, gathered, N);
+    else
+      for (int r = 0; r < R; ++r) to[r] = x[rows[size_t(r)]];
   }
-  // x[:, cols] += in . W + bias, in (N, rows) compact, x (N, width); `delta` holds N * cols floats.
-  void write(float* x, int width, const float* in, float* delta, int N) const {
-    const int K = n_cols();
-    multiply(delta, in, N);
-    for (int n = 0; n < N; ++n) {
-      float* to = x + size_t(n) * width;
-      const float* from = delta + size_t(n) * K;
-      for (int k = 0; k < K; ++k) to[cols[size_t(k)]] += from[k];
+  // out (cols) = in (rows) . W + bias
+  void multiply(float* out, const float* in) const {
+    const int R = n_rows(), K = n_cols();
+    std::copy(bias.begin(), bias.end(), out);
+    if (weight.is_sparse) {
+      for (int r = 0; r < R; ++r) {
+        const float s = in[r];
+        if (s == 0.0f) continue;
+        for (PrunedMatrix::SparseRows::InnerIterator it(weight.sparse, r); it; ++it)
+          out[it.index()] = std::fma(s, it.value(), out[it.index()]);
+      }
+      return;
     }
+    for (int r = 0; r < R; ++r) {
+      const float s = in[r];
+      if (s == 0.0f) continue;
+      const float* w = weight.values.data() + size_t(r) * K;
+      for (int k = 0; k < K; ++k) out[k] = std::fma(s, w[k], out[k]);
+    }
+  }
+  // The same for N rows at once (Eigen's GEMM, or its sparse product): for the products a memo
+  // does not pay for, where a row at a time would lose the GEMM's speed.
+  void multiply_rows(float* out, const float* in, int N) const {
+    const int R = n_rows(), K = n_cols();
+    if (K == 0) return;
+    if (R == 0) {  // a constant: the bias alone
+      for (int n = 0; n < N; ++n) std::copy(bias.begin(), bias.end(), out + size_t(n) * K);
+      return;
+    }
+    if (!weight.is_sparse) {
+      matmul_forward(out, in, weight.values.data(), bias.data(), N, R, K);
+      return;
+    }
+    Eigen::Map<PrunedMatrix::RowMatrix> y(out, N, K);
+    y.noalias() = Eigen::Map<const PrunedMatrix::RowMatrix>(in, N, R) * weight.sparse;
+    y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias.data(), K);
+  }
+  // x[cols] += delta (cols), x one row of the residual stream.
+  void scatter_add(float* x, const float* delta) const {
+    const int K = n_cols();
+    for (int k = 0; k < K; ++k) x[cols[size_t(k)]] += delta[k];
+  }
+};
+
+// The results of a per-row function (a block's product, or an MLP's two products and activation)
+// by the exact bits of its input row. Verification feeds inputs that share most of their states: a
+// token's normalised columns at one layer take a few thousand values over 10^5 inputs (its
+// position, its symbol, the counts its heads averaged), so most rows are looked up, not computed.
+// A hit returns what the function returned for the same bits, and the function depends on its
+// row alone (Block::multiply), so the forward's result is the same whatever came before it.
+class RowMemo {
+ public:
+  RowMemo() : RowMemo(0, 0, 0) {}
+  // `cost`: the function's multiply-adds a row. Below what a lookup costs (hashing and comparing
+  // the key, copying the value, and a likely cache miss), every row is computed instead.
+  RowMemo(int key_width, int value_width, double cost)
+      : key_width_(key_width), value_width_(value_width), enabled_(cost > 4.0 * (key_width + value_width) + 256) {
+    set_budget(size_t(32) << 20);
+    clear(1024);
+  }
+  bool enabled() const { return enabled_; }
+  // At most `bytes` of keys and values: when full, the memo starts again empty.
+  void set_budget(size_t bytes) {
+    const size_t row_bytes = sizeof(float) * size_t(std::max(1, key_width_ + value_width_));
+    limit_ = std::clamp<size_t>(bytes / row_bytes, 1024, size_t(1) << 20);
+  }
+  // The value for `key` (key_width floats): compute(value) fills value_width floats on a miss.
+  template <class Compute>
+  const float* find(const float* key, const Compute& compute) {
+    if (!enabled_) {
+      values_.resize(size_t(value_width_));
+      compute(values_.data());
+      return values_.data();
+    }
+    const size_t key_bytes = sizeof(float) * size_t(key_width_);
+    const uint64_t h = hash(key);
+    const uint32_t tag = uint32_t(h >> 32);
+    for (size_t at = size_t(h) & mask_;; at = (at + 1) & mask_) {
+      Slot& slot = table_[at];
+      if (slot.entry < 0) break;
+      if (slot.tag == tag && std::memcmp(keys_.data() + size_t(slot.entry) * key_width_, key, key_bytes) == 0)
+        return values_.data() + size_t(slot.entry) * value_width_;
+    }
+    if (count_ == limit_) clear(table_.size());  // full: start again (a miss costs only the compute)
+    if (2 * (count_ + 1) > table_.size()) grow();
+    const int entry = int(count_++);
+    keys_.insert(keys_.end(), key, key + key_width_);
+    values_.resize(count_ * size_t(value_width_));
+    float* value = values_.data() + size_t(entry) * value_width_;
+    compute(value);
+    size_t at = size_t(h) & mask_;
+    while (table_[at].entry >= 0) at = (at + 1) & mask_;
+    table_[at] = {tag, entry};
+    return value;
   }
 
  private:
-  void multiply(float* out, const float* in, int N) const {
-    if (cols.empty()) return;
-    if (rows.empty()) {  // a constant: the bias alone
-      for (int n = 0; n < N; ++n) std::copy(bias.begin(), bias.end(), out + size_t(n) * cols.size());
-      return;
+  struct Slot {
+    uint32_t tag = 0;
+    int32_t entry = -1;
+  };
+  // Four independent multiply chains over the key's 8-byte words (one chain was half of a
+  // forward's time), mixed at the end; any collision is caught by comparing the whole key.
+  uint64_t hash(const float* key) const {
+    constexpr uint64_t kMultiplier = 0xFF51AFD7ED558CCDull;
+    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(key);
+    const size_t size = sizeof(float) * size_t(key_width_);
+    uint64_t lane[4] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0x27D4EB2F165667C5ull};
+    size_t at = 0;
+    for (; at + 32 <= size; at += 32)
+      for (int k = 0; k < 4; ++k) {
+        uint64_t word;
+        std::memcpy(&word, bytes + at + 8 * k, sizeof word);
+        lane[k] = (lane[k] ^ word) * kMultiplier;
+      }
+    for (int k = 0; at + 8 <= size; at += 8, ++k) {
+      uint64_t word;
+      std::memcpy(&word, bytes + at, sizeof word);
+      lane[k] = (lane[k] ^ word) * kMultiplier;
     }
-    weight.multiply(out, in, bias.data(), N, n_rows(), n_cols());
+    if (at < size) {
+      uint32_t word;
+      std::memcpy(&word, bytes + at, sizeof word);
+      lane[3] = (lane[3] ^ word) * kMultiplier;
+    }
+    uint64_t h = lane[0] ^ (lane[1] << 21 | lane[1] >> 43) ^ (lane[2] << 42 | lane[2] >> 22) ^ (lane[3] << 11 | lane[3] >> 53);
+    h ^= h >> 29;
+    h *= kMultiplier;
+    return h ^ (h >> 32);
   }
+  void clear(size_t slots) {
+    count_ = 0;
+    keys_.clear();
+    values_.clear();
+    table_.assign(slots, Slot{});
+    mask_ = slots - 1;
+  }
+  void grow() {
+    std::vector<Slot> old = std::move(table_);
+    table_.assign(old.size() * 2, Slot{});
+    mask_ = table_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.entry < 0) continue;
+      size_t at = size_t(hash(keys_.data() + size_t(s.entry) * key_width_)) & mask_;
+      while (table_[at].entry >= 0) at = (at + 1) & mask_;
+      table_[at] = s;
+    }
+  }
+  int key_width_, value_width_;
+  bool enabled_;
+  size_t limit_ = 0, count_ = 0, mask_ = 0;
+  std::vector<float> keys_, values_;
+  std::vector<Slot> table_;
 };
 
 bool column_nonzero(const float* w, int R, int OC, int col, const float* bias) {
@@ -168,10 +279,22 @@ struct VerificationBackend::Plan {
     Block attn_proj;   // reads the compact attention output; writes the stream
     Block fc;          // reads the normalised stream; columns: the live hidden units
     Block fc_proj;     // reads the live units; writes the stream
+    // By input row: q|k|v by the gathered ln_1 columns; the attention projection's output by the
+    // heads' compact output; the MLP's output (both products and the activation) by the gathered
+    // ln_2 columns.
+    RowMemo qkv_memo, proj_memo, mlp_memo;
   };
   std::vector<Layer> layers;
   Block unembed;  // reads ln_f's output; columns: every token
+  RowMemo unembed_memo;  // the logits by the gathered ln_f columns
   int widest = 0;  // the most floats a row of any compact activation takes
+  // Every buffer starts on Eigen's alignment: its vectorised reductions and functions (LayerNorm's
+  // statistics, GELU, the softmax's exp) handle an unaligned start in scalar code, so a result
+  // would otherwise depend on where the allocator put the buffer, and two backends would differ.
+  using Buffer = std::vector<float, Eigen::aligned_allocator<float>>;
+  Buffer activations;  // every activation of a call, reused by the next one
+  Buffer units;        // one row's hidden units
+  Buffer scores;       // one head's scores over a sequence
 };
 
 VerificationBackend::~VerificationBackend() = default;
@@ -232,7 +355,13 @@ VerificationBackend::VerificationBackend(const Model& model) : model_(model), de
       layer.fc_proj = Block(lw.fc_proj_w, C, live, cols_meeting(lw.fc_proj_w, C, live, lw.fc_proj_b), lw.fc_proj_b);
       widen(layer.fc);
       widen(layer.fc_proj);
+      const double units = layer.fc.n_cols();  // each: a multiply-add a row read and written, and its activation
+      layer.mlp_memo = RowMemo(layer.fc.n_rows(), layer.fc_proj.n_cols(),
+                               units * (layer.fc.n_rows() + layer.fc_proj.n_cols() + 10));
     }
+    layer.qkv_memo = RowMemo(layer.qkv.n_rows(), layer.qkv.n_cols(), double(layer.qkv.n_rows()) * layer.qkv.n_cols());
+    layer.proj_memo = RowMemo(layer.attn_proj.n_rows(), layer.attn_proj.n_cols(),
+                              double(layer.attn_proj.n_rows()) * layer.attn_proj.n_cols());
   }
   std::vector<float> unembedding(size_t(C) * V);  // wte^T (C,V)
   for (int v = 0; v < V; ++v)
@@ -240,74 +369,100 @@ VerificationBackend::VerificationBackend(const Model& model) : model_(model), de
   std::vector<int> tokens(static_cast<size_t>(V));
   for (int v = 0; v < V; ++v) tokens[size_t(v)] = v;
   plan.unembed = Block(unembedding.data(), V, rows_meeting(unembedding.data(), C, V, tokens), tokens, nullptr);
+  plan.unembed_memo = RowMemo(plan.unembed.n_rows(), V, double(plan.unembed.n_rows()) * V);
   widen(plan.unembed);
+  plan.units.assign(size_t(std::max(plan.widest, 1)), 0.0f);
+  // 256 MB of memos a backend (a thread) in all, 32 MB each at most.
+  std::vector<RowMemo*> memos{&plan.unembed_memo};
+  for (Plan::Layer& layer : plan.layers) memos.insert(memos.end(), {&layer.qkv_memo, &layer.proj_memo, &layer.mlp_memo});
+  const size_t enabled = size_t(std::count_if(memos.begin(), memos.end(), [](RowMemo* m) { return m->enabled(); }));
+  for (RowMemo* memo : memos) memo->set_budget(std::min(size_t(32) << 20, (size_t(256) << 20) / std::max<size_t>(1, enabled)));
 }
 
 ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options) {
   if (options.capture_attention || options.count_flops) return dense_.forward(batch, options);
   const ModelConfig& cfg = model_.config;
   const ParameterViews& w = model_.w;
-  const Plan& plan = *plan_;
+  Plan& plan = *plan_;
   const int B = int(batch.size()), C = cfg.n_embd, V = cfg.vocab_size, L = cfg.n_layer, stages = 2 * L + 1;
   ForwardResult result = begin_forward(cfg, batch);
   const int T = result.time;
   if (B == 0 || T == 0) return result;
   const size_t N = size_t(B) * T;
-  const int n = int(N);
 
   const size_t W = size_t(std::max(plan.widest, 1));
-  const size_t sizes[] = {N * C, N, N, N * W, N * W, N * W, N * W};
+  const size_t sizes[] = {N * C, N * W, N * W, N * W, N * W, N * W, W};
   size_t total = 0;
   for (size_t s : sizes) total += s;
-  if (buffer_.size() < total) buffer_.resize(total);
-  float* cursor = buffer_.data();
+  if (plan.activations.size() < total) plan.activations.resize(total);
+  float* cursor = plan.activations.data();
   auto take = [&](size_t count) { float* p = cursor; cursor += count; return p; };
-  float* x = take(N * C);          // (N,C) the residual stream
-  float* mean = take(N);           // (N) LayerNorm's row statistics
-  float* rstd = take(N);
-  float* gathered = take(N * W);   // (N,rows) a reading block's input columns
-  float* compact = take(N * W);    // (N,cols) a block's output: q|k|v, or the hidden units
-  float* hidden = take(N * W);     // (N,cols) attention's output, or the activated units
-  float* delta = take(N * W);      // (N,cols) a writing block's output before the residual add
+  float* x = take(N * C);        // (N,C) the residual stream
+  float* compact = take(N * W);  // (N,cols) q|k|v
+  float* heads = take(N * W);    // (N,values) attention's compact output
+  float* gathered = take(N * W); // (N,rows) a block's gathered input, for the products of all rows at once
+  float* hidden = take(N * W);   // (N,units) the MLP's hidden units, likewise
+  float* delta = take(N * W);    // (N,cols) a writing block's output, likewise
+  float* key = take(W);          // one row's gathered columns
+  float* units = plan.units.data();
 
   const PaddedTokens padded(batch, result);
   if (options.capture_residual) result.residual.assign(size_t(B) * stages * T * C, 0.0f);
   auto capture_residual = [&](int stage) {
     if (options.capture_residual) capture_residual_stage(result, x, stage);
   };
-  // Every row's LayerNorm statistics (as layernorm_forward computes them); the blocks normalise
-  // only the columns they read.
-  auto read = [&](const Block& block, float* out, const float* gain, const float* shift) {
-    if (!cfg.layer_norm) return block.read(out, x, C, nullptr, nullptr, nullptr, nullptr, gathered, n);
-    for (size_t row = 0; row < N; ++row) {
-      Eigen::Map<const Eigen::ArrayXf> values(x + row * C, C);
-      mean[row] = values.sum() / C;
-      rstd[row] = 1.0f / std::sqrt((values - mean[row]).square().sum() / C + kLayerNormEpsilon);
-    }
-    block.read(out, x, C, mean, rstd, gain, shift, gathered, n);
+  // Row n's gathered (and, with LayerNorm, normalised) columns for `block` into `to`, with the
+  // row's full-width statistics as layernorm_forward computes them.
+  auto gather_into = [&](float* to, const Block& block, size_t n, const float* gain, const float* shift) {
+    const float* row = x + n * C;
+    if (!cfg.layer_norm) return block.gather(to, row, 0.0f, 1.0f, nullptr, nullptr);
+    Eigen::Map<const Eigen::ArrayXf> values(row, C);
+    const float mean = values.sum() / C;
+    const float rstd = 1.0f / std::sqrt((values - mean).square().sum() / C + kLayerNormEpsilon);
+    block.gather(to, row, mean, rstd, gain, shift);
+  };
+  auto gather = [&](const Block& block, size_t n, const float* gain, const float* shift) {
+    gather_into(key, block, n, gain, shift);
+  };
+  auto gather_all = [&](const Block& block, const float* gain, const float* shift) {
+    for (size_t n = 0; n < N; ++n) gather_into(gathered + n * block.n_rows(), block, n, gain, shift);
+  };
+  auto activate = [&](float* units_out, size_t count) {
+    if (cfg.activation == Activation::Gelu) gelu_forward(units_out, units_out, count);
+    else relu_forward(units_out, units_out, count);
   };
 
-  encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, n, C);
+  encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, int(N), C);
   capture_residual(0);
   const float scale = 1.0f / std::sqrt(float(cfg.d_head()));
-  std::vector<float> scores(size_t(T) * T);
+  if (plan.scores.size() < size_t(T) * T) plan.scores.resize(size_t(T) * T);
+  float* scores = plan.scores.data();
   using RowMatrix = PrunedMatrix::RowMatrix;
   using Stride = Eigen::OuterStride<>;
   using Rows = Eigen::Map<const RowMatrix, 0, Stride>;
   using OutRows = Eigen::Map<RowMatrix, 0, Stride>;
   for (int l = 0; l < L; ++l) {
     const LayerWeights& lw = w.layers[l];
-    const Plan::Layer& layer = plan.layers[size_t(l)];
-    read(layer.qkv, compact, lw.ln_1_w, lw.ln_1_b);
+    Plan::Layer& layer = plan.layers[size_t(l)];
     const int width = layer.qkv.n_cols(), NV = layer.n_values;
-    std::fill_n(hidden, N * size_t(NV), 0.0f);  // padded queries stay zero
+    if (layer.qkv_memo.enabled()) {
+      for (size_t n = 0; n < N; ++n) {
+        gather(layer.qkv, n, lw.ln_1_w, lw.ln_1_b);
+        const float* qkv = layer.qkv_memo.find(key, [&](float* out) { layer.qkv.multiply(out, key); });
+        std::copy_n(qkv, width, compact + n * width);
+      }
+    } else {
+      gather_all(layer.qkv, lw.ln_1_w, lw.ln_1_b);
+      layer.qkv.multiply_rows(compact, gathered, int(N));
+    }
+    std::fill_n(heads, N * size_t(NV), 0.0f);  // padded queries stay zero
     for (int b = 0; b < B; ++b) {
       const int length = result.lengths[b];
       const float* seq = compact + size_t(b) * T * width;
       for (const Head& head : layer.heads) {
         if (head.nv == 0) continue;
         // As the dense forward's attention_forward: scores, a softmax a row, weighted values.
-        Eigen::Map<RowMatrix> p(scores.data(), length, length);
+        Eigen::Map<RowMatrix> p(scores, length, length);
         if (head.qk > 0)
           p.noalias() = (Rows(seq + head.q, length, head.qk, Stride(width)) *
                          Rows(seq + head.k, length, head.qk, Stride(width)).transpose()) *
@@ -315,26 +470,59 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
         else
           p.setZero();  // every score a sum of products with a zero weight: uniform attention
         softmax_rows(p.data(), length, length, cfg.causal);
-        OutRows(hidden + size_t(b) * T * NV + head.out, length, head.nv, Stride(NV)).noalias() =
+        OutRows(heads + size_t(b) * T * NV + head.out, length, head.nv, Stride(NV)).noalias() =
             p * Rows(seq + head.v, length, head.nv, Stride(width));
       }
     }
-    layer.attn_proj.write(x, C, hidden, delta, n);
+    if (layer.proj_memo.enabled()) {
+      for (size_t n = 0; n < N; ++n) {
+        const float* in = heads + n * NV;
+        layer.attn_proj.scatter_add(x + n * C,
+                                    layer.proj_memo.find(in, [&](float* out) { layer.attn_proj.multiply(out, in); }));
+      }
+    } else {
+      layer.attn_proj.multiply_rows(delta, heads, int(N));
+      for (size_t n = 0; n < N; ++n) layer.attn_proj.scatter_add(x + n * C, delta + n * layer.attn_proj.n_cols());
+    }
     capture_residual(2 * l + 1);
     if (cfg.n_inner > 0) {
-      read(layer.fc, compact, lw.ln_2_w, lw.ln_2_b);
-      const size_t units = N * size_t(layer.fc.n_cols());
-      if (cfg.activation == Activation::Gelu) gelu_forward(hidden, compact, units);
-      else relu_forward(hidden, compact, units);
-      layer.fc_proj.write(x, C, hidden, delta, n);
+      const size_t n_units = size_t(layer.fc.n_cols());
+      if (layer.mlp_memo.enabled()) {
+        for (size_t n = 0; n < N; ++n) {
+          gather(layer.fc, n, lw.ln_2_w, lw.ln_2_b);
+          const float* out_row = layer.mlp_memo.find(key, [&](float* out) {
+            layer.fc.multiply(units, key);
+            activate(units, n_units);
+            layer.fc_proj.multiply(out, units);
+          });
+          layer.fc_proj.scatter_add(x + n * C, out_row);
+        }
+      } else {
+        gather_all(layer.fc, lw.ln_2_w, lw.ln_2_b);
+        layer.fc.multiply_rows(hidden, gathered, int(N));
+        activate(hidden, N * n_units);
+        layer.fc_proj.multiply_rows(delta, hidden, int(N));
+        for (size_t n = 0; n < N; ++n) layer.fc_proj.scatter_add(x + n * C, delta + n * layer.fc_proj.n_cols());
+      }
     }
     capture_residual(2 * l + 2);
   }
   result.logits.resize(N * V);
-  read(plan.unembed, result.logits.data(), w.ln_f_w, w.ln_f_b);
+  if (!plan.unembed_memo.enabled()) {
+    gather_all(plan.unembed, w.ln_f_w, w.ln_f_b);
+    plan.unembed.multiply_rows(result.logits.data(), gathered, int(N));
+  }
   for (int b = 0; b < B; ++b)
-    for (int t = result.lengths[b]; t < T; ++t)
-      std::fill_n(result.logits.data() + (size_t(b) * T + t) * V, V, 0.0f);
+    for (int t = 0; t < T; ++t) {
+      float* logits = result.logits.data() + (size_t(b) * T + t) * V;
+      if (t >= result.lengths[b]) {
+        std::fill_n(logits, V, 0.0f);
+        continue;
+      }
+      if (!plan.unembed_memo.enabled()) continue;
+      gather(plan.unembed, size_t(b) * T + t, w.ln_f_w, w.ln_f_b);
+      std::copy_n(plan.unembed_memo.find(key, [&](float* out) { plan.unembed.multiply(out, key); }), V, logits);
+    }
   return result;
 }
 

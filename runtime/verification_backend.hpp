@@ -15,6 +15,16 @@
 // The residual stream stays full width, and so do LayerNorm's row statistics (its mean and
 // variance mix every dimension): they cost O(C) a token where the dense products cost O(C^2).
 // Each block then normalises only the columns it reads.
+//
+// The products worth it run a row (a token) at a time, memoised by the exact bits of the row's
+// gathered input: the inputs verification feeds share most of their tokens' states (a position,
+// a symbol, the counts a head averaged), so most rows of an MLP or an unembedding are looked up
+// rather than computed (96-99.9% for dyck2 at maximum length 16 and hist at 64, 74-99.9% for
+// sort at 64). A row's product depends on that row alone (fused multiply-adds in a fixed order,
+// no blocking across rows), so a looked-up result is bit for bit the one computing it would give,
+// and the forward's result does not depend on what the backend saw before. Products too small to
+// repay a lookup run over the whole batch at once as Eigen products (which, as the dense
+// forward's, depend on the batch only). Attention stays a product per sequence and head.
 #pragma once
 
 #include <memory>
@@ -38,8 +48,9 @@ class VerificationBackend : public Backend {
   struct Plan;  // the nonzero blocks of every product (verification_backend.cpp)
   const Model& model_;
   CpuBackend dense_;
+  // Also the memos and the buffers of every activation, reused by the next call: a backend
+  // serves one thread at a time, as the dense one does.
   std::unique_ptr<Plan> plan_;
-  std::vector<float> buffer_;  // every activation, reused by the next call (one thread at a time)
 };
 
 }  // namespace raspc

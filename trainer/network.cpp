@@ -89,6 +89,7 @@ typename Network<T>::Acts Network<T>::layout(T* base, size_t* total) const {
     L.ln2_rstd = take(BT);
     L.fch = take(BT * I);
     L.fch_act = take(BT * I);
+    L.fch_tanh = take(config.activation == Activation::Gelu ? BT * I : 0);
     L.fcproj = take(BT * C);
     L.residual3 = take(BT * C);
     a.layers.push_back(L);
@@ -184,7 +185,7 @@ T Network<T>::forward_rows(int first, int B) {
       norm_forward(ln2, a.ln2_mean + row, a.ln2_rstd + row, residual2, w.ln_2_w, w.ln_2_b, N);
       ops::matmul_forward(fch, ln2, w.fc_w, w.fc_b, N, C, I);
       if (config.activation == Activation::Gelu)
-        ops::gelu_forward(fch_act, fch, size_t(N) * I);
+        ops::gelu_forward(fch_act, a.fch_tanh + row * I, fch, size_t(N) * I);
       else
         ops::relu_forward(fch_act, fch, size_t(N) * I);
       ops::matmul_forward(fcproj, fch_act, w.fc_proj_w, w.fc_proj_b, N, I, C);
@@ -205,8 +206,6 @@ void Network<T>::backward() {
   const int B = B_;
   std::fill(grads.begin(), grads.end(), T(0));
   for (Buffer& extra : chunk_grads_) std::fill(extra.begin(), extra.end(), T(0));
-  // Every activation gradient is accumulated into (+=), so all start from zero.
-  std::fill(dact_storage_.begin(), dact_storage_.end(), T(0));
   const int counted = ops::counted_targets(targets_.data(), B * T_);
   for_each_chunk(B, [&](int k, int first, int end) {
     backward_rows(first, end - first, counted, k ? chunk_g_[size_t(k - 1)] : g, datt_[size_t(k)].data());
@@ -232,6 +231,7 @@ void Network<T>::backward_rows(int first, int B, int counted, Tensors<T>& g, T* 
   ops::unembed_backward(dlnf, g.wte, dlogits, lnf, p.wte, N, C, V);
   const T* last = (config.n_layer ? acts_.layers.back().residual3 : acts_.encoded) + row * C;
   T* dlast = (config.n_layer ? dacts_.layers.back().residual3 : dacts_.encoded) + row * C;
+  std::fill_n(dlast, size_t(N) * C, T(0));  // ln_f's backward accumulates into it
   norm_backward(dlast, g.ln_f_w, g.ln_f_b, dlnf, last, p.ln_f_w, acts_.lnf_mean + row, acts_.lnf_rstd + row, N);
 
   for (int l = config.n_layer - 1; l >= 0; --l) {
@@ -242,23 +242,24 @@ void Network<T>::backward_rows(int first, int B, int counted, Tensors<T>& g, T* 
     const T* x = (l ? acts_.layers[l - 1].residual3 : acts_.encoded) + row * C;
     T* dx = (l ? dacts_.layers[l - 1].residual3 : dacts_.encoded) + row * C;
     T *dresidual2 = d.residual2 + row * C, *dresidual3 = d.residual3 + row * C;
+    // residual3 = residual2 + fcproj: both receive dresidual3 (the MLP's LayerNorm adds to the first).
+    std::copy(dresidual3, dresidual3 + size_t(N) * C, dresidual2);
     if (I > 0) {
-      T* dfcproj = d.fcproj + row * C;
+      const T* dfcproj = dresidual3;
       T *dfch_act = d.fch_act + row * I, *dfch = d.fch + row * I, *dln2 = d.ln2 + row * C;
-      ops::residual_backward(dresidual2, dfcproj, dresidual3, size_t(N) * C);
       ops::matmul_backward(dfch_act, dw.fc_proj_w, dw.fc_proj_b, dfcproj, a.fch_act + row * I, w.fc_proj_w, N, I, C);
       if (config.activation == Activation::Gelu)
-        ops::gelu_backward(dfch, a.fch + row * I, dfch_act, size_t(N) * I);
+        ops::gelu_backward(dfch, a.fch + row * I, a.fch_tanh + row * I, dfch_act, size_t(N) * I);
       else
         ops::relu_backward(dfch, a.fch + row * I, dfch_act, size_t(N) * I);
       ops::matmul_backward(dln2, dw.fc_w, dw.fc_b, dfch, a.ln2 + row * C, w.fc_w, N, C, I);
       norm_backward(dresidual2, dw.ln_2_w, dw.ln_2_b, dln2, a.residual2 + row * C, w.ln_2_w, a.ln2_mean + row,
                     a.ln2_rstd + row, N);
-    } else {
-      for (size_t i = 0; i < size_t(N) * C; ++i) dresidual2[i] += dresidual3[i];
     }
-    T *dattproj = d.attproj + row * C, *datty = d.atty + row * C, *dqkv = d.qkv + row * 3 * C, *dln1 = d.ln1 + row * C;
-    ops::residual_backward(dx, dattproj, dresidual2, size_t(N) * C);
+    // residual2 = x + attproj: both receive dresidual2 (the attention's LayerNorm adds to the first).
+    const T* dattproj = dresidual2;
+    T *datty = d.atty + row * C, *dqkv = d.qkv + row * 3 * C, *dln1 = d.ln1 + row * C;
+    std::copy(dresidual2, dresidual2 + size_t(N) * C, dx);
     ops::matmul_backward(datty, dw.attn_proj_w, dw.attn_proj_b, dattproj, a.atty + row * C, w.attn_proj_w, N, C, C);
     ops::attention_backward(dqkv, scratch, datty, a.qkv + row * 3 * C, a.att + heads, lengths, config.causal, B, Tn,
                             C, H);

@@ -82,6 +82,7 @@ class Network {
     T *ln2, *ln2_mean, *ln2_rstd;  // (B,T,C), (B,T), (B,T)
     T* fch;                        // (B,T,I) pre-activation
     T* fch_act;                    // (B,T,I)
+    T* fch_tanh;                   // (B,T,I) GELU's tanh, kept for the backward
     T* fcproj;                     // (B,T,C)
     T* residual3;                  // (B,T,C) after the MLP
   };
