@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 # python3-dev, pybind11-dev, python3-pytest: the Python module and its tests; clang-14 and
 # libclang-rt-14-dev: the libFuzzer build of fuzz/ (ctest -L fuzz); chromium: the test that opens
 # raspc view's pages (ctest -L view).
-packages=(build-essential cmake libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev python3 python3-numpy
+packages=(build-essential cmake ninja-build libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev python3 python3-numpy
           python3-dev pybind11-dev python3-pytest clang-14 libclang-rt-14-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
@@ -17,5 +17,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+# Ninja for a new build folder: it starts a target's compiles before the libraries it links are
+# built, which keeps both cores busy (make waits target by target). A folder already configured
+# keeps its generator.
+generator=()
+[[ -e build/CMakeCache.txt ]] || ! command -v ninja >/dev/null || generator=(-G Ninja)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${generator[@]}"
 cmake --build build -j"$jobs"
