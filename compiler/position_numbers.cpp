@@ -62,7 +62,7 @@ bool always_true(const Program& program, NodeId selector) {
 class Planner {
  public:
   Planner(const Program& program, const CompileOptions& options, const std::set<NodeId>& excluded)
-      : program_(program), options_(options), n_(options.max_len), causal_(options.mode == Mode::Causal),
+      : program_(program), n_(options.max_len), causal_(options.mode == Mode::Causal),
         excluded_(excluded) {
     size_t count = program.nodes.size();
     out_.role.assign(count, NumberRole::None);
@@ -165,7 +165,6 @@ class Planner {
 
  private:
   const Program& program_;
-  const CompileOptions& options_;
   const int n_;
   const bool causal_;
   const std::set<NodeId>& excluded_;  // selectors whose computed keys infer() found out of range
