@@ -20,13 +20,6 @@ namespace {
 // The values of one support assignment, by node, kept across evaluations.
 using KeptValues = std::unordered_map<NodeId, Value>;
 
-// Supports by node for one `cut` (a copy of it: infer changes its cut as it goes).
-struct SupportMemo {
-  bool with_cut = false;
-  std::vector<uint8_t> cut;
-  std::vector<std::optional<std::vector<NodeId>>> of;
-};
-
 // At most this many values are kept; past it the cache starts again (a lookup table of 65,536
 // rows over a long chain would otherwise keep every row's every node).
 constexpr size_t kKeptValueLimit = size_t(1) << 21;
@@ -34,6 +27,12 @@ constexpr size_t kKeptValueLimit = size_t(1) << 21;
 }  // namespace
 
 struct FusedCache {
+  // Supports by node for one `cut` (a copy of it: infer changes its cut as it goes).
+  struct SupportMemo {
+    bool with_cut = false;
+    std::vector<uint8_t> cut;
+    std::vector<std::optional<std::vector<NodeId>>> of;
+  };
   const Program* program = nullptr;
   std::unordered_map<std::string, KeptValues> by_assignment;
   size_t kept = 0;
@@ -65,7 +64,7 @@ bool read_through(const Program& program, NodeId in, const std::vector<uint8_t>*
 }
 
 const std::vector<NodeId>& memoised_support(const Program& program, NodeId id, const std::vector<uint8_t>* cut,
-                                            SupportMemo& memo) {
+                                            FusedCache::SupportMemo& memo) {
   if (memo.with_cut != (cut != nullptr) || (cut && memo.cut != *cut) || memo.of.size() != program.nodes.size()) {
     memo.with_cut = cut != nullptr;
     memo.cut = cut ? *cut : std::vector<uint8_t>{};
