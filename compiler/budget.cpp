@@ -127,17 +127,9 @@ constexpr double kVerificationFlopsPerSecond = 6e10;
 VerificationEstimate estimate_verification(const ModelConfig& config, const CompileOptions& options) {
   VerificationEstimate out;
   if (!options.verify) return out;
-  const int L = std::min(options.verify_len > 0 ? options.verify_len : options.max_len, options.max_len);
-  const double V = double(options.vocab.size());
-  double total = 0;
-  int exhaustive_len = 0;
-  for (int n = 1; n <= L; ++n) {
-    total += std::pow(V, n);
-    if (total > double(options.exhaustive_limit)) break;
-    exhaustive_len = n;
-  }
-  for (int n = 1; n <= L; ++n) {
-    double inputs = n <= exhaustive_len ? std::pow(V, n) : double(std::max(0L, options.samples));
+  const VerificationLengths lengths = verification_lengths(options);
+  for (int n = 1; n <= lengths.verified_len; ++n) {
+    const double inputs = lengths.inputs_at(n);
     out.inputs += inputs;
     out.flops += inputs * forward_flops(config, n + 1);  // BOS included
   }

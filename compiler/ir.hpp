@@ -8,6 +8,8 @@
 //   assemble  -> Model       GPT-2 parameters
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -335,10 +337,20 @@ size_t estimate_parameters(const Program& program, const Inference& inference, c
 void check_budget(const Program& program, const Inference& inference, const Schedule& schedule,
                   const Allocation& allocation, const CompileOptions& options);
 
+// The inputs verification checks: every input of each length up to exhaustive_len, the longest
+// whose running total stays within options.exhaustive_limit, then options.samples random inputs
+// at each longer length up to verified_len (--verify-len, at most --max-len).
+struct VerificationLengths {
+  int verified_len = 0, exhaustive_len = 0;
+  double vocab_size = 0;
+  long samples = 0;
+  double inputs_at(int n) const { return n <= exhaustive_len ? std::pow(vocab_size, n) : double(std::max(0L, samples)); }
+};
+VerificationLengths verification_lengths(const CompileOptions& options);
+
 // The verification's cost, estimated once the model's shape is known: the inputs it will check
-// (verify.cpp's rule: every input while the total stays within options.exhaustive_limit, then
-// options.samples at each longer length) and the seconds they take: a cost per input and their
-// dense forwards' FLOPs at an effective rate (budget.cpp says how both were measured).
+// (verification_lengths) and the seconds they take: a cost per input and their dense forwards'
+// FLOPs at an effective rate (budget.cpp says how both were measured).
 struct VerificationEstimate {
   double inputs = 0, flops = 0, seconds = 0;
 };

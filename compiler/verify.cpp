@@ -296,13 +296,28 @@ class Pool {
 
 }  // namespace
 
+VerificationLengths verification_lengths(const CompileOptions& options) {
+  VerificationLengths lengths;
+  lengths.verified_len = std::min(options.verify_len > 0 ? options.verify_len : options.max_len, options.max_len);
+  lengths.vocab_size = double(options.vocab.size());
+  lengths.samples = options.samples;
+  double total = 0;
+  for (int n = 1; n <= lengths.verified_len; ++n) {
+    total += std::pow(lengths.vocab_size, n);
+    if (total > double(options.exhaustive_limit)) break;
+    lengths.exhaustive_len = n;
+  }
+  return lengths;
+}
+
 void verify(const Program& program, const Inference& inference, const Schedule& schedule,
             const Allocation& allocation, const Model& model, const CompileOptions& options,
             CompileReport& report) {
   auto start = std::chrono::steady_clock::now();
   Pool pool(program, inference, schedule, allocation, model, options, report);
   const int V = int(options.vocab.size());
-  const int L = std::min(options.verify_len > 0 ? options.verify_len : options.max_len, options.max_len);
+  const VerificationLengths lengths = verification_lengths(options);
+  const int L = lengths.verified_len, exhaustive_len = lengths.exhaustive_len;
   report.verified_len = L;
   report.numerical_output = pool.numerical();
   report.checked_by_length.assign(size_t(L) + 1, 0);
@@ -311,17 +326,9 @@ void verify(const Program& program, const Inference& inference, const Schedule& 
   // activations near 300 MB where 1024 inputs of length 64 took 2.3 GB.
   constexpr size_t kBatchTokens = 8192;
   std::mt19937_64 rng(options.seed);
-  double total = 0;
-  int exhaustive_len = 0;
-  for (int n = 1; n <= L; ++n) {
-    total += std::pow(double(V), n);
-    if (total > double(options.exhaustive_limit)) break;
-    exhaustive_len = n;
-  }
   {
     double to_check = 0;
-    for (int n = 1; n <= exhaustive_len; ++n) to_check += std::pow(double(V), n);
-    if (options.samples > 0) to_check += double(options.samples) * (L - exhaustive_len);
+    for (int n = 1; n <= L; ++n) to_check += lengths.inputs_at(n);
     pool.set_total(long(to_check));
   }
   for (int n = 1; n <= exhaustive_len; ++n) {
