@@ -80,14 +80,13 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
       std::map<std::string, int> dim_of_text;
       for (const Value& v : info.values) {
         std::string text = to_display(v);
-        if (id == program.output) {
-          if (auto seen = dim_of_text.find(text); seen != dim_of_text.end()) {
-            dims.push_back(seen->second);
-            continue;
-          }
+        if (id != program.output) {
+          dims.push_back(add(name + ":" + text));
+          continue;
         }
-        dims.push_back(add(name + ":" + text));
-        dim_of_text[text] = dims.back();
+        auto [slot, added] = dim_of_text.try_emplace(text, -1);
+        if (added) slot->second = add(name + ":" + text);
+        dims.push_back(slot->second);
       }
       a.onehot[id] = dims;
     }
