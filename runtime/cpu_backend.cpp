@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 
 #include "runtime/forward_batch.hpp"
+#include "runtime/gemm.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -56,23 +57,16 @@ double layernorm_forward(float* out, float* mean, float* rstd, const float* in, 
 }
 
 double matmul_forward(float* out, const float* in, const float* w, const float* bias, int N, int IC, int OC) {
-  ConstMatrixMap x(in, N, IC);
-  ConstMatrixMap weight(w, IC, OC);
-  MatrixMap y(out, N, OC);
-  // The product adds onto the bias written first (Eigen's `=` zeroes the output, and the bias
-  // then took a second pass over it).
-  if (bias)
-    y.rowwise() = ConstRowVectorMap(bias, OC);
-  else
-    y.setZero();
-  y.noalias() += x * weight;
+  // The product adds onto the bias written first (a product that zeroes the output, with the bias
+  // added after it, takes a second pass over it).
+  if (bias) MatrixMap(out, N, OC).rowwise() = ConstRowVectorMap(bias, OC);
+  gemm_nn(out, in, w, N, IC, OC, bias != nullptr);
   return 2.0 * N * IC * OC + (bias ? double(N) * OC : 0.0);
 }
 
 double matmul_residual_forward(float* x, const float* in, const float* w, const float* bias, int N, int IC, int OC) {
-  MatrixMap y(x, N, OC);
-  if (bias) y.rowwise() += ConstRowVectorMap(bias, OC);
-  y.noalias() += ConstMatrixMap(in, N, IC) * ConstMatrixMap(w, IC, OC);
+  if (bias) MatrixMap(x, N, OC).rowwise() += ConstRowVectorMap(bias, OC);
+  gemm_nn(x, in, w, N, IC, OC, true);
   // As matmul_forward and residual_forward count it.
   return 2.0 * N * IC * OC + (bias ? double(N) * OC : 0.0) + double(N) * OC;
 }

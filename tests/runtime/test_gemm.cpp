@@ -1,0 +1,107 @@
+// The float products of runtime/gemm.hpp against a double-precision reference, on shapes that take
+// every path: whole register blocks and the rows and packets left over, the columns past the last
+// whole packet, an inner dimension across several depth blocks, and empty ones.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "runtime/gemm.hpp"
+
+using namespace raspc;
+
+namespace {
+
+struct Shape {
+  int N, K, M;
+};
+const Shape kShapes[] = {{1, 1, 1},   {1, 64, 192}, {5, 7, 15},   {6, 16, 16},  {7, 130, 17},
+                         {13, 300, 70}, {25, 64, 200}, {544, 64, 64}, {3, 0, 20},  {0, 5, 9}};
+
+std::vector<float> random_values(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// A float sum of K products, each rounded once, and a starting value: within K * 2^-24 of the sum
+// of the magnitudes of its terms, by the standard bound (gamma_K) on a chain of fused
+// multiply-adds; twice that leaves room for the start and the bound's second-order terms.
+double allowed(int K, double magnitude) { return 2.0 * (K + 1) * std::ldexp(1.0, -24) * magnitude + 1e-30; }
+
+}  // namespace
+
+TEST_CASE("gemm_nn, gemm_nt and gemm_tn give the double-precision products within float rounding") {
+  std::mt19937 rng(7);
+  for (const Shape& s : kShapes) {
+    INFO("N " << s.N << ", K " << s.K << ", M " << s.M);
+    const std::vector<float> a = random_values(size_t(s.N) * s.K, rng), b = random_values(size_t(s.K) * s.M, rng),
+                             start = random_values(size_t(s.N) * s.M, rng);
+    for (bool accumulate : {false, true}) {
+      std::vector<float> out = start;
+      gemm_nn(out.data(), a.data(), b.data(), s.N, s.K, s.M, accumulate);
+      for (int n = 0; n < s.N; ++n)
+        for (int m = 0; m < s.M; ++m) {
+          double want = accumulate ? start[size_t(n) * s.M + m] : 0.0, magnitude = std::fabs(want);
+          for (int k = 0; k < s.K; ++k) {
+            const double term = double(a[size_t(n) * s.K + k]) * b[size_t(k) * s.M + m];
+            want += term;
+            magnitude += std::fabs(term);
+          }
+          INFO("nn, accumulate " << accumulate << ", entry " << n << "," << m);
+          REQUIRE(std::fabs(out[size_t(n) * s.M + m] - want) <= allowed(s.K, magnitude));
+        }
+    }
+    // gemm_nt: out (N,K) = a (N,K') . w^T with w (M', K'): here d = a (N,K), w = b^T's shape (M,K).
+    const std::vector<float> w = random_values(size_t(s.M) * s.K, rng);
+    std::vector<float> nt(size_t(s.N) * s.M, 99.0f);
+    gemm_nt(nt.data(), a.data(), w.data(), s.N, s.K, s.M);
+    for (int n = 0; n < s.N; ++n)
+      for (int m = 0; m < s.M; ++m) {
+        double want = 0, magnitude = 0;
+        for (int k = 0; k < s.K; ++k) {
+          const double term = double(a[size_t(n) * s.K + k]) * w[size_t(m) * s.K + k];
+          want += term;
+          magnitude += std::fabs(term);
+        }
+        INFO("nt, entry " << n << "," << m);
+        REQUIRE(std::fabs(nt[size_t(n) * s.M + m] - want) <= allowed(s.K, magnitude));
+      }
+    // gemm_tn: out (K,M) += a^T (K,N) . d (N,M)
+    const std::vector<float> d = random_values(size_t(s.N) * s.M, rng), before = random_values(size_t(s.K) * s.M, rng);
+    std::vector<float> tn = before;
+    gemm_tn(tn.data(), a.data(), d.data(), s.N, s.K, s.M);
+    for (int k = 0; k < s.K; ++k)
+      for (int m = 0; m < s.M; ++m) {
+        double want = before[size_t(k) * s.M + m], magnitude = std::fabs(want);
+        for (int n = 0; n < s.N; ++n) {
+          const double term = double(a[size_t(n) * s.K + k]) * d[size_t(n) * s.M + m];
+          want += term;
+          magnitude += std::fabs(term);
+        }
+        INFO("tn, entry " << k << "," << m);
+        REQUIRE(std::fabs(tn[size_t(k) * s.M + m] - want) <= allowed(s.N, magnitude));
+      }
+  }
+}
+
+// What makes a sequence's logits from the batched forward the same bits in any batch (every other
+// step of the forward is a row's or a sequence's own): a row's product does not depend on the rows
+// computed with it.
+TEST_CASE("gemm_nn gives a row the same bits whatever rows are computed with it") {
+  std::mt19937 rng(3);
+  const int N = 23, K = 150, M = 83;
+  const std::vector<float> a = random_values(size_t(N) * K, rng), b = random_values(size_t(K) * M, rng);
+  std::vector<float> all(size_t(N) * M);
+  gemm_nn(all.data(), a.data(), b.data(), N, K, M, false);
+  for (int first = 0; first < N; first += 5)
+    for (int rows : {1, 2, 7}) {
+      if (first + rows > N) continue;
+      std::vector<float> some(size_t(rows) * M);
+      gemm_nn(some.data(), a.data() + size_t(first) * K, b.data(), rows, K, M, false);
+      INFO("rows " << first << " to " << first + rows - 1);
+      CHECK(std::equal(some.begin(), some.end(), all.begin() + size_t(first) * M));
+    }
+}
