@@ -72,8 +72,14 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
 
   // Value sets are inferred on the simplified program: merging means there is what lets the
   // Dyck programs' balances be one numerical s-op, and refusals would otherwise come too early.
-  Program program = merge_means(simplify(input_program));
+  Program program =
+      merge_means(simplify(options.mode == Mode::Causal ? causal_prefixes(input_program) : input_program));
   Inference inference = infer(program, options);
+  Program pruned = prune_map_inputs(program, inference, options);
+  if (pruned.nodes.size() != program.nodes.size()) {
+    program = std::move(pruned);
+    inference = infer(program, options);
+  }
   Program split = split_disjoint_widths(program, inference);
   if (split.nodes.size() != program.nodes.size()) {
     program = std::move(split);

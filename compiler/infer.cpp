@@ -389,7 +389,17 @@ class Inferrer {
   bool enumerate_support(const std::vector<NodeId>& support, std::vector<JointCombination>& combinations) {
     for (NodeId s : support)
       if (!info(s).values_known) return false;
-    return joint_combinations(result_, support, options_.max_len, kCombinationLimit, combinations);
+    return joint_combinations(result_, support, options_.max_len, combination_limit(support), combinations);
+  }
+
+  // How many combinations of `support` a lookup may list. With one numerical input the lookup is
+  // a table over the categorical ones, each stepping through the numerical one's values where the
+  // map changes (lower_mlp.cpp): the categorical combinations are held to kCombinationLimit
+  // there, and listing the numerical values costs no units.
+  size_t combination_limit(const std::vector<NodeId>& support) {
+    size_t numerical = 0;
+    for (NodeId s : support) numerical += info(s).encoding == Encoding::Numerical;
+    return numerical <= 1 ? kSingleInputLimit : kCombinationLimit;
   }
 
   // A fused lookup over at most this many input combinations is not worth splitting.
@@ -436,7 +446,7 @@ class Inferrer {
 
   // Why a categorical map's value set cannot be listed: an input without a finite value set, or
   // inputs whose combinations at this maximum length outnumber what one lookup table may hold.
-  std::string unenumerable_reason(const std::vector<NodeId>& support) const {
+  std::string unenumerable_reason(const std::vector<NodeId>& support) {
     std::string names;
     for (NodeId s : support) {
       if (!result_.info[size_t(s)].values_known)
@@ -445,8 +455,8 @@ class Inferrer {
       names += (names.empty() ? "`" : ", `") + program_.label(s) + "`";
     }
     return "this s-op's value set cannot be enumerated: its inputs (" + names + ") take more than " +
-           std::to_string(kCombinationLimit) + " combinations at --max-len " + std::to_string(options_.max_len) +
-           ", the most one MLP lookup table may list";
+           std::to_string(combination_limit(support)) + " combinations at --max-len " +
+           std::to_string(options_.max_len) + ", the most one MLP lookup table may list";
   }
 
   void infer_elementwise(NodeId id) {
@@ -488,29 +498,35 @@ class Inferrer {
       // more combinations than values (long_addition's carries: 10^5 of them, 2 values).
       std::map<Value, size_t, ValueLess> index_of;
       const bool positional = !combinations.empty() && !combinations[0].positions.empty();
-      std::vector<std::vector<uint8_t>> occurs_at(positional ? size_t(options_.max_len) : 0);
+      // By position, the indices (into index_of, in order of discovery) of the values there: lists,
+      // not a flag per value, since a map of a prefix mean has hundreds of thousands of values and
+      // each position a few hundred of them.
+      std::vector<std::vector<size_t>> occurs_at(positional ? size_t(options_.max_len) : 0);
       std::vector<Value> assignment(support.size());
       for (const JointCombination& c : combinations) {
         for (size_t i = 0; i < support.size(); ++i) assignment[i] = info(support[i]).values[c.digits[i]];
         Value v;
         if (!evaluate_fused(program_, id, support, assignment, v)) continue;
         size_t index = index_of.emplace(std::move(v), index_of.size()).first->second;
-        for (int p : c.positions) {
-          std::vector<uint8_t>& here = occurs_at[size_t(p)];
-          if (here.size() <= index) here.resize(index + 1, 0);
-          here[index] = 1;
-        }
+        for (int p : c.positions) occurs_at[size_t(p)].push_back(index);
       }
       if (index_of.empty()) {
         const std::string why = last_fused_failure();
         fail_at(node.span, "this expression is undefined on every input (every combination of its inputs fails" +
                                (why.empty() ? std::string(")") : ", for example: " + why + ")"));
       }
-      for (const auto& [v, index] : index_of) out.values.push_back(v);  // sorted by ValueLess
-      for (const std::vector<uint8_t>& here : occurs_at) {
+      std::vector<size_t> rank(index_of.size());  // index -> place in `values`
+      for (const auto& [v, index] : index_of) {  // sorted by ValueLess
+        rank[index] = out.values.size();
+        out.values.push_back(v);
+      }
+      for (std::vector<size_t>& here : occurs_at) {
+        for (size_t& index : here) index = rank[index];
+        std::sort(here.begin(), here.end());
+        here.erase(std::unique(here.begin(), here.end()), here.end());
         std::vector<Value>& at = out.by_position.emplace_back();
-        for (const auto& [v, index] : index_of)
-          if (index < here.size() && here[index]) at.push_back(v);
+        at.reserve(here.size());
+        for (size_t r : here) at.push_back(out.values[r]);
       }
     } else {
       out.values_known = false;
@@ -640,7 +656,7 @@ class Inferrer {
       if (sums.size() > 4 * kValueSetLimit) known = false;
       for (const Rational& s : sums) means_of[size_t(k)].push_back(Value::of_number(divide_by(s, k)));
       total += sums.size();
-      if (total > 64 * kValueSetLimit) known = false;
+      if (total > kSingleInputLimit) known = false;
     }
     if (known) {
       std::vector<std::vector<int>> widths = widths_by_position(node.inputs[0]);

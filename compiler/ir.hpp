@@ -32,6 +32,13 @@ inline double number_of(const Value& v) { return v.is_bool() ? (v.boolean ? 1.0 
 constexpr size_t kValueSetLimit = 2048;
 // The most input combinations one MLP lookup table may enumerate.
 constexpr size_t kCombinationLimit = 1 << 16;
+// A map of one input lists that input's values once, and its MLP steps only where the map's value
+// changes, so its cost is not the count of values: the most values such a lookup, and a mean's
+// value set, may list (dyck1's prefix means at max length 1,024 take 320,000 values).
+constexpr size_t kSingleInputLimit = size_t(1) << 20;
+// The most combinations evaluated to find that a map ignores one of its inputs (prune_inputs.cpp;
+// dyck1's (index, mean) pairs at max length 1,024 are 525,824).
+constexpr size_t kPruneLimit = size_t(1) << 22;
 
 struct SopInfo {
   bool needed = false;                        // the output depends on it
@@ -138,6 +145,9 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
 
 // Merges equal nodes, folds constants, drops what the output does not need.
 Program simplify(const Program& program);
+// For causal programs, before simplify: `select(indices, indices, <=)`, every key a causal query
+// sees, becomes `select(1, 1, ==)`, which reads no s-op (causal_prefixes.cpp).
+Program causal_prefixes(const Program& program);
 // Rewrites sums and differences of means over one selector into one mean (merge_means.cpp).
 Program merge_means(const Program& program);
 
@@ -176,6 +186,12 @@ std::string last_fused_failure();
 // for these values.
 bool selector_holds(const Program& program, NodeId selector, NodeId key_node, const Value& key, NodeId query_node,
                     const Value& query);
+
+// A map whose value, on every combination of its inputs that can occur, does not depend on one of
+// them reads a constant there instead (a copy of its fused maps does), so its lookup enumerates
+// the other inputs only (prune_inputs.cpp). Tried only where the whole lookup is too large.
+// Unchanged when nothing applies.
+Program prune_map_inputs(const Program& program, const Inference& inference, const CompileOptions& options);
 
 // A selector_width over `A or B or ...` whose parts compare different s-ops cannot be one head;
 // when the parts are disjoint (no key satisfies two), its width is the sum of theirs: rewrites

@@ -2,6 +2,7 @@
 // exhaustive-then-sampled verification.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -61,6 +62,12 @@ inline CompileOptions test_options(const std::vector<Value>& vocab, int max_len,
   for (int n = 1; n <= std::min(6, max_len); ++n) total += (power *= double(vocab.size()));
   o.exhaustive_limit = long(total);
   return o;
+}
+
+// Whether one of the model's residual dimensions has a label starting with `prefix`.
+inline bool has_label(const Model& model, const std::string& prefix) {
+  return std::any_of(model.residual_labels.begin(), model.residual_labels.end(),
+                     [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
 }
 
 }  // namespace raspc::testing

@@ -23,11 +23,6 @@ const char* kPalindrome =
 const char* kLastToken = "load_from_location(tokens, length - 1);\n";
 const char* kShiftBack = "aggregate(select(indices - 2, indices, ==), tokens, \"_\");\n";
 
-bool has_label(const Model& model, const std::string& prefix) {
-  return std::any_of(model.residual_labels.begin(), model.residual_labels.end(),
-                     [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
-}
-
 size_t parameters_at(const Program& program, int max_len, Mode mode = Mode::Bidirectional) {
   CompileOptions o = test_options(kAbcd, max_len, mode);
   o.verify = false;

@@ -12,11 +12,6 @@ using namespace raspc::testing;
 
 namespace {
 
-bool has_label(const Model& model, const std::string& prefix) {
-  return std::any_of(model.residual_labels.begin(), model.residual_labels.end(),
-                     [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
-}
-
 bool explains(const CompileResult& r, const std::string& text) { return r.explanation.find(text) != std::string::npos; }
 
 // Compiles with --explain and verifies: zero mismatches, whatever else the test checks.
