@@ -5,8 +5,9 @@
 // The residual width is exact (the allocation's, before padding heads to equal width); MLP units
 // are estimated per job from what lower_mlp.cpp enumerates: a gate per combination of the one-hot
 // inputs that can occur, and two units per step of a numeric read (a width's at every width, any
-// other's at least once). The lookups that read sums or leave an input free (lower_mlp.cpp) make
-// fewer units. An estimate: the summary gives the real count.
+// other's where the map's value changes, counted by evaluating it). The lookups that read sums or
+// leave an input free (lower_mlp.cpp) make fewer units. An estimate: the summary gives the real
+// count.
 //
 // The verification time is estimated as a cost per input (the interpreter's evaluation and the
 // bookkeeping) plus the dense FLOPs of every input's forward at an effective rate: the
@@ -25,31 +26,86 @@
 namespace raspc::compiler {
 namespace {
 
-double estimate_units(const Inference& inference, const MlpJob& job, int max_len) {
+// The most evaluations spent counting a lookup's steps; past them the rest of its combinations
+// count a step at every numeric value they can hold (more than the real count, never less).
+constexpr long kStepCountLimit = 4'000'000;
+
+// The steps (two units each) of a lookup with one numeric read, as lower_mlp.cpp makes them: for
+// each combination of its one-hot inputs, one where the map's value changes along the numeric
+// input's values that occur beside that combination. Counted by evaluating the map, since a
+// guess either way is wrong by orders of magnitude: dyck2's `level` at max length 256 steps
+// 130,000 times, a prefix mean's sign once.
+double numeric_steps(const Program& program, const Inference& inference, const MlpJob& job, size_t numeric,
+                     const std::vector<size_t>& onehot, const std::vector<JointCombination>& combinations) {
+  const SopInfo& levels_info = inference.info[size_t(job.inputs[numeric])];
+  if (!levels_info.values_known) return double(std::max<size_t>(1, combinations.size()));
+  std::vector<Value> sorted = levels_info.values;
+  std::sort(sorted.begin(), sorted.end(), [](const Value& a, const Value& b) { return number_of(a) < number_of(b); });
+  std::vector<Value> assignment(job.inputs.size());
+  double steps = 0;
+  long evaluations = 0;
+  for (const JointCombination& c : combinations) {
+    for (size_t a = 0; a < onehot.size(); ++a)
+      assignment[onehot[a]] = inference.info[size_t(job.inputs[onehot[a]])].values[c.digits[a]];
+    std::vector<Value> here;
+    if (!c.positions.empty() && !levels_info.by_position.empty()) {
+      for (int p : c.positions) {
+        const std::vector<Value>& at = levels_info.by_position[size_t(p)];
+        here.insert(here.end(), at.begin(), at.end());
+      }
+      std::sort(here.begin(), here.end(), [](const Value& a, const Value& b) { return number_of(a) < number_of(b); });
+      here.erase(std::unique(here.begin(), here.end(),
+                             [](const Value& a, const Value& b) { return number_of(a) == number_of(b); }),
+                 here.end());
+    }
+    const std::vector<Value>& levels = here.empty() ? sorted : here;
+    if (evaluations > kStepCountLimit) {
+      steps += double(levels.size());
+      continue;
+    }
+    Value previous;
+    bool have = false;
+    for (const Value& v : levels) {
+      assignment[numeric] = v;
+      Value out;
+      ++evaluations;
+      if (!evaluate_fused(program, job.node, job.inputs, assignment, out)) continue;
+      if (have && !(out.kind == previous.kind && out == previous)) ++steps;
+      previous = std::move(out);
+      have = true;
+    }
+  }
+  return std::max(1.0, steps);
+}
+
+double estimate_units(const Program& program, const Inference& inference, const MlpJob& job, int max_len) {
   if (job.erase_scratch) return 1;
   const SopInfo& out = inference.info[size_t(job.node)];
-  double levels = 1;
   std::vector<NodeId> onehots;
+  std::vector<size_t> onehot_slots, numeric_slots;
+  double width_steps = 1;
   for (size_t i = 0; i < job.inputs.size(); ++i) {
     if (job.reads[i] == ReadKind::OneHot) {
       onehots.push_back(job.inputs[i]);
+      onehot_slots.push_back(i);
       continue;
     }
-    // A width's one-hot steps at every width; a map of a numerical s-op at least once (where its
-    // output changes is known only once lowered: the estimate stays below the real count rather
-    // than refuse what would fit).
-    size_t steps = job.reads[i] == ReadKind::Scratch && out.values_known ? std::max<size_t>(1, out.values.size()) : 1;
-    levels *= 2.0 * double(steps);
+    numeric_slots.push_back(i);
+    // A width's one-hot steps at every width.
+    if (job.reads[i] == ReadKind::Scratch && out.values_known)
+      width_steps *= double(std::max<size_t>(1, out.values.size()));
   }
   double combinations = 1;
   for (NodeId id : onehots) combinations *= double(std::max<size_t>(1, inference.info[size_t(id)].values.size()));
-  if (combinations > 4096) {
-    // The combinations that can occur together, as the lookup will enumerate them.
-    std::vector<JointCombination> occurring;
-    combinations = joint_combinations(inference, onehots, max_len, kCombinationLimit, occurring)
-                       ? double(occurring.size())
-                       : double(kCombinationLimit);
-  }
+  std::vector<JointCombination> occurring;
+  const bool listed = joint_combinations(inference, onehots, max_len, kCombinationLimit, occurring);
+  if (combinations > 4096)  // the combinations that can occur together, as the lookup will enumerate them
+    combinations = listed ? double(occurring.size()) : double(kCombinationLimit);
+  // A gate a combination, and two units a step.
+  if (numeric_slots.size() == 1 && job.reads[numeric_slots[0]] == ReadKind::Numeric && listed && !job.projected())
+    return combinations + 2.0 * numeric_steps(program, inference, job, numeric_slots[0], onehot_slots, occurring);
+  double levels = 1;
+  for (size_t i = 0; i < numeric_slots.size(); ++i) levels *= 2.0 * (i == 0 ? width_steps : 1.0);
   return combinations * levels;
 }
 
@@ -69,7 +125,7 @@ size_t estimate_parameters(const Program& program, const Inference& inference, c
   for (const std::vector<MlpJob>& jobs : schedule.mlps) {
     double units = 0;
     for (const MlpJob& job : jobs) {
-      double u = estimate_units(inference, job, options.max_len);
+      double u = estimate_units(program, inference, job, options.max_len);
       units_of[size_t(job.node)] += u;
       units += u;
     }
