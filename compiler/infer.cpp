@@ -660,6 +660,13 @@ class Inferrer {
     }
     if (known) {
       std::vector<std::vector<int>> widths = widths_by_position(node.inputs[0]);
+      // By position only where that stays within kPositionEntryLimit in all: a mean over
+      // positions that every query sees (full_s) can hold nearly every value at every position,
+      // n times the value set (330 million at 1,024), and narrows nothing.
+      size_t entries = 0;
+      for (const std::vector<int>& at : widths)
+        for (int w : at) entries += means_of[size_t(w)].size();
+      if (entries > kPositionEntryLimit) widths.clear();
       std::vector<Value> means;
       for (const std::vector<int>& at : widths) {
         std::vector<Value> here;
@@ -752,6 +759,7 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
     auto [it, fresh] = by_number.emplace(number, out.size());
     return {it->second, fresh};
   };
+  size_t entries = 0;
   for (int p = 0; p < max_len; ++p) {
     for (size_t i = 0; i < support.size(); ++i) {
       const std::vector<Value>& all = info(i).values;
@@ -759,13 +767,16 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
       for (const Value& v : info(i).values_at(p))
         choices[i].push_back(size_t(std::lower_bound(all.begin(), all.end(), v, ValueLess{}) - all.begin()));
     }
+    // Stops at the first combination past the limit (each position can add up to the limit's
+    // worth), or past kPositionEntryLimit (combination, position) pairs in all.
     bool within = enumerate([&](const std::vector<size_t>& digits) {
-      if (!occurs(digits, p)) return;
+      if (out.size() > limit || entries > kPositionEntryLimit || !occurs(digits, p)) return;
       auto [at, fresh] = slot(digits);
       if (fresh) out.push_back({digits, {}});
       out[at].positions.push_back(p);
+      ++entries;
     });
-    if (!within || out.size() > limit) return false;
+    if (!within || out.size() > limit || entries > kPositionEntryLimit) return false;
   }
   return true;
 }

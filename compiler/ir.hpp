@@ -36,9 +36,13 @@ constexpr size_t kCombinationLimit = 1 << 16;
 // changes, so its cost is not the count of values: the most values such a lookup, and a mean's
 // value set, may list (dyck1's prefix means at max length 1,024 take 320,000 values).
 constexpr size_t kSingleInputLimit = size_t(1) << 20;
+// The most (value, position) pairs the per-position value sets of one s-op, or the positions of
+// one table's combinations, may hold in all: beyond it they are not kept (a mean's values then
+// count at every position) or the table is not listed. About 130 MB.
+constexpr size_t kPositionEntryLimit = size_t(1) << 25;
 // The most combinations evaluated to find that a map ignores one of its inputs (prune_inputs.cpp;
 // dyck1's (index, mean) pairs at max length 1,024 are 525,824).
-constexpr size_t kPruneLimit = size_t(1) << 22;
+constexpr size_t kPruneLimit = size_t(1) << 20;
 
 struct SopInfo {
   bool needed = false;                        // the output depends on it

@@ -557,13 +557,9 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
       }
     } else {
       numeric_read = ctx.numeric_view(id);
+      // Any number of values: a step only where the map's value changes between two of them
+      // (emit_gated_steps), and the budget counts those steps before this builds them.
       for (const Value& v : ctx.info(id).values) levels.push_back({v, number_of(v), 1.0});
-      // Where the values are known by position, each combination steps only through its
-      // positions' values (below), so the whole set may be larger.
-      if (levels.size() > kValueSetLimit && ctx.info(id).by_position.empty())
-        fail_at(ctx.program.node(id).span, "this numerical s-op takes " + std::to_string(levels.size()) +
-                                               " values, more than the " + std::to_string(kValueSetLimit) +
-                                               " thresholds a map of it may use");
     }
     std::sort(levels.begin(), levels.end(), [](const Level& a, const Level& b) { return a.read < b.read; });
     // Every read (the one dimension's too) is scaled alike, so the sign of u - t is exact.
