@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -30,15 +29,6 @@ constexpr int kPanel = kLanes == 16 ? 4 : 2;
 // The inner dimension in blocks of kDepth: a panel of b (kDepth x kPanel*kLanes floats, 32 KB with
 // AVX-512) stays in L1 while every row block of the output passes over it.
 constexpr int kDepth = 128;
-
-// The scalar twin of pmadd, for the columns past the last whole packet: the same rounding.
-inline float madd(float x, float y, float z) {
-#ifdef __FMA__
-  return std::fma(x, y, z);
-#else
-  return x * y + z;
-#endif
-}
 
 // out[R rows, P packets] (+)= a[R rows, K] . b[K, P packets], a's entry (r, k) at a[r * ars + k * acs]
 // (a itself, or the transpose of a row-major matrix without copying it).
@@ -100,12 +90,22 @@ void product(float* out, int ldo, const float* a, int ars, int acs, const float*
       }
       j += packets * kLanes;
     }
-    for (int n = 0; n < N && whole < M; ++n)
-      for (int c = whole; c < M; ++c) {
-        float s = add ? out[size_t(n) * ldo + c] : 0.0f;
-        for (int k = k0; k < k0 + depth; ++k) s = madd(a[size_t(n) * ars + size_t(k) * acs], b[size_t(k) * ldb + c], s);
-        out[size_t(n) * ldo + c] = s;
-      }
+    if (whole == M) continue;
+    // The columns past the last whole packet: b's depth x tail block padded with zeros to a packet,
+    // and each row block's out likewise, on the stack; the padding's products are thrown away.
+    const int tail = M - whole;
+    alignas(64) float panel[kDepth * kLanes];
+    for (int k = 0; k < depth; ++k)
+      for (int c = 0; c < kLanes; ++c) panel[k * kLanes + c] = c < tail ? b[size_t(k0 + k) * ldb + whole + c] : 0.0f;
+    alignas(64) float part[kRows * kLanes];
+    for (int r = 0; r < N; r += kRows) {
+      const int rows = std::min(kRows, N - r);
+      for (int i = 0; i < rows; ++i)
+        for (int c = 0; c < kLanes; ++c) part[i * kLanes + c] = add && c < tail ? out[size_t(r + i) * ldo + whole + c] : 0.0f;
+      kBlocks[0][size_t(rows - 1)](part, kLanes, a + size_t(r) * ars + size_t(k0) * acs, ars, acs, panel, kLanes, depth,
+                                   add);
+      for (int i = 0; i < rows; ++i) std::copy_n(part + i * kLanes, tail, out + size_t(r + i) * ldo + whole);
+    }
   }
 }
 
