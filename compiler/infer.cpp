@@ -395,11 +395,12 @@ class Inferrer {
   // How many combinations of `support` a lookup may list. With one numerical input the lookup is
   // a table over the categorical ones, each stepping through the numerical one's values where the
   // map changes (lower_mlp.cpp): the categorical combinations are held to kCombinationLimit
-  // there, and listing the numerical values costs no units.
+  // there, and listing the numerical values costs no units. A table over categorical inputs alone
+  // costs a unit a combination, so it stays within kCombinationLimit.
   size_t combination_limit(const std::vector<NodeId>& support) {
     size_t numerical = 0;
     for (NodeId s : support) numerical += info(s).encoding == Encoding::Numerical;
-    return numerical <= 1 ? kSingleInputLimit : kCombinationLimit;
+    return numerical == 1 ? kSingleInputLimit : kCombinationLimit;
   }
 
   // A fused lookup over at most this many input combinations is not worth splitting.

@@ -83,15 +83,19 @@ class Pruner {
     return out;
   }
 
+  static std::vector<size_t> kept_digits(const std::vector<size_t>& digits, const std::vector<uint8_t>& kept) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (kept[i]) out.push_back(digits[i]);
+    return out;
+  }
+
   // Whether the combinations' defined values are a function of the kept inputs' digits.
   static bool depends_only_on_kept(const Evaluated& table, const std::vector<uint8_t>& kept) {
     std::map<std::vector<size_t>, size_t> first;
     for (size_t c = 0; c < table.digits.size(); ++c) {
       if (!table.defined[c]) continue;
-      std::vector<size_t> key;
-      for (size_t i = 0; i < kept.size(); ++i)
-        if (kept[i]) key.push_back(table.digits[c][i]);
-      auto [at, fresh] = first.emplace(std::move(key), c);
+      auto [at, fresh] = first.emplace(kept_digits(table.digits[c], kept), c);
       if (!fresh && !same(table.value[at->second], table.value[c])) return false;
     }
     return true;
@@ -103,13 +107,8 @@ class Pruner {
                     const Evaluated& table, const std::map<NodeId, Value>& chosen, Value& stand_in) const {
     // The combinations that differ in the kept inputs: one each is enough, the rest agree.
     std::map<std::vector<size_t>, size_t> distinct;
-    for (size_t c = 0; c < table.digits.size(); ++c) {
-      if (!table.defined[c]) continue;
-      std::vector<size_t> key;
-      for (size_t i = 0; i < kept.size(); ++i)
-        if (kept[i]) key.push_back(table.digits[c][i]);
-      distinct.emplace(std::move(key), c);
-    }
+    for (size_t c = 0; c < table.digits.size(); ++c)
+      if (table.defined[c]) distinct.emplace(kept_digits(table.digits[c], kept), c);
     const std::vector<Value>& candidates = info(support[j]).values;
     // A handful of tries: a map that ignores an input accepts most of its values (a stand-in that
     // makes some combination undefined, such as a zero divisor, is the exception).

@@ -64,10 +64,9 @@ const Refusal kRefusals[] = {
     {"x = tokens + indices * 100 + length * 10000;\nx;", "1:5", "this categorical s-op can take 41000 values", 40,
      "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,"
      "41,42,43,44,45,46,47,48,49]"},
-    // 50 tokens x 51 first tokens x 40 lengths: listed (one numerical input, `length`, steps within
-    // a table over the categorical ones), but 3,960 values in all.
+    // 50 tokens x 51 first tokens x 40 lengths at position 0: more combinations than a table holds.
     {"x = tokens + aggregate(select(indices, 0, ==), tokens) + length * 1000;\nx;", "1:5",
-     "this categorical s-op can take 3960 values", 40,
+     "cannot be enumerated: its inputs (`tokens`, `length`, `aggregate#7`) take more than 65536 combinations", 40,
      "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,"
      "41,42,43,44,45,46,47,48,49]"},
 };
