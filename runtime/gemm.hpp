@@ -9,12 +9,12 @@
 // product's time and its kernel keeps fewer accumulators than the registers hold. These keep a
 // block of rows times a panel of columns of the output in registers across the whole inner
 // dimension, read `b`'s panel in place (it stays in L1/L2 while every row block passes), and
-// broadcast `a`'s entries from memory: no packing, no temporary, no allocation (the decoder's
-// allocation test holds them to that).
+// broadcast `a`'s entries from memory: no packing and no heap allocation (the decoder's allocation
+// test holds gemm_nn to that; gemm_nt transposes w into a buffer of the thread's that only grows).
 //
-// Each output entry is one fused multiply-add chain over k in increasing order, started from the
-// output's old value (accumulate) or zero, so a row's result depends on that row alone, never on
-// N or on the rows around it.
+// Each output entry is one multiply-add chain (fused where the target has FMA) over k in
+// increasing order, started from the output's old value (accumulate) or zero, so a row's result
+// depends on that row alone, never on N or on the rows around it.
 #pragma once
 
 namespace raspc {
