@@ -39,8 +39,9 @@ double numeric_steps(const Program& program, const Inference& inference, const M
                      const std::vector<size_t>& onehot, const std::vector<JointCombination>& combinations) {
   const SopInfo& levels_info = inference.info[size_t(job.inputs[numeric])];
   if (!levels_info.values_known) return double(std::max<size_t>(1, combinations.size()));
+  auto by_number = [](const Value& a, const Value& b) { return number_of(a) < number_of(b); };
   std::vector<Value> sorted = levels_info.values;
-  std::sort(sorted.begin(), sorted.end(), [](const Value& a, const Value& b) { return number_of(a) < number_of(b); });
+  std::sort(sorted.begin(), sorted.end(), by_number);
   std::vector<Value> assignment(job.inputs.size());
   double steps = 0;
   long evaluations = 0;
@@ -53,7 +54,7 @@ double numeric_steps(const Program& program, const Inference& inference, const M
         const std::vector<Value>& at = levels_info.by_position[size_t(p)];
         here.insert(here.end(), at.begin(), at.end());
       }
-      std::sort(here.begin(), here.end(), [](const Value& a, const Value& b) { return number_of(a) < number_of(b); });
+      std::sort(here.begin(), here.end(), by_number);
       here.erase(std::unique(here.begin(), here.end(),
                              [](const Value& a, const Value& b) { return number_of(a) == number_of(b); }),
                  here.end());
@@ -81,9 +82,9 @@ double numeric_steps(const Program& program, const Inference& inference, const M
 double estimate_units(const Program& program, const Inference& inference, const MlpJob& job, int max_len) {
   if (job.erase_scratch) return 1;
   const SopInfo& out = inference.info[size_t(job.node)];
+  double levels = 1;
   std::vector<NodeId> onehots;
   std::vector<size_t> onehot_slots, numeric_slots;
-  double width_steps = 1;
   for (size_t i = 0; i < job.inputs.size(); ++i) {
     if (job.reads[i] == ReadKind::OneHot) {
       onehots.push_back(job.inputs[i]);
@@ -91,21 +92,21 @@ double estimate_units(const Program& program, const Inference& inference, const 
       continue;
     }
     numeric_slots.push_back(i);
-    // A width's one-hot steps at every width.
-    if (job.reads[i] == ReadKind::Scratch && out.values_known)
-      width_steps *= double(std::max<size_t>(1, out.values.size()));
+    // A width's one-hot steps at every width (another numeric read is counted below, or once).
+    size_t steps = job.reads[i] == ReadKind::Scratch && out.values_known ? std::max<size_t>(1, out.values.size()) : 1;
+    levels *= 2.0 * double(steps);
   }
+  const bool counted = numeric_slots.size() == 1 && job.reads[numeric_slots[0]] == ReadKind::Numeric && !job.projected();
   double combinations = 1;
   for (NodeId id : onehots) combinations *= double(std::max<size_t>(1, inference.info[size_t(id)].values.size()));
+  if (combinations <= 4096 && !counted) return combinations * levels;
+  // The combinations that can occur together, as the lookup will enumerate them.
   std::vector<JointCombination> occurring;
   const bool listed = joint_combinations(inference, onehots, max_len, kCombinationLimit, occurring);
-  if (combinations > 4096)  // the combinations that can occur together, as the lookup will enumerate them
-    combinations = listed ? double(occurring.size()) : double(kCombinationLimit);
+  if (combinations > 4096) combinations = listed ? double(occurring.size()) : double(kCombinationLimit);
   // A gate a combination, and two units a step.
-  if (numeric_slots.size() == 1 && job.reads[numeric_slots[0]] == ReadKind::Numeric && listed && !job.projected())
+  if (counted && listed)
     return combinations + 2.0 * numeric_steps(program, inference, job, numeric_slots[0], onehot_slots, occurring);
-  double levels = 1;
-  for (size_t i = 0; i < numeric_slots.size(); ++i) levels *= 2.0 * (i == 0 ? width_steps : 1.0);
   return combinations * levels;
 }
 

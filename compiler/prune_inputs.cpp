@@ -9,6 +9,7 @@
 // constant instead is the same function on every input (the value sets are supersets of what
 // occurs, so "every combination" covers every run). The lookup then enumerates the rest: dyck1's
 // map becomes one threshold on the mean, and nothing reads the indices' one-hot.
+//
 // Every map is tried: a lookup gated by an input it ignores costs a unit per value of that input
 // (and the input's one-hot, if nothing else reads it) for nothing.
 #include <map>
@@ -74,7 +75,9 @@ class Pruner {
     for (size_t j = 0; j < support.size(); ++j) {
       kept[j] = 0;
       Value stand_in;
-      if (depends_only_on_kept(table, kept) && stand_in_for(id, support, j, kept, table, out, stand_in)) {
+      std::map<std::vector<size_t>, size_t> representatives;
+      if (depends_only_on_kept(table, kept, representatives) &&
+          stand_in_for(id, support, j, kept, table, representatives, out, stand_in)) {
         out.emplace(support[j], std::move(stand_in));
       } else {
         kept[j] = 1;
@@ -90,9 +93,10 @@ class Pruner {
     return out;
   }
 
-  // Whether the combinations' defined values are a function of the kept inputs' digits.
-  static bool depends_only_on_kept(const Evaluated& table, const std::vector<uint8_t>& kept) {
-    std::map<std::vector<size_t>, size_t> first;
+  // Whether the combinations' defined values are a function of the kept inputs' digits; `first`
+  // receives, by the kept digits, the first defined combination that has them.
+  static bool depends_only_on_kept(const Evaluated& table, const std::vector<uint8_t>& kept,
+                                   std::map<std::vector<size_t>, size_t>& first) {
     for (size_t c = 0; c < table.digits.size(); ++c) {
       if (!table.defined[c]) continue;
       auto [at, fresh] = first.emplace(kept_digits(table.digits[c], kept), c);
@@ -102,13 +106,11 @@ class Pruner {
   }
 
   // A value of input j that gives every defined combination's value with the inputs dropped
-  // before (`chosen`) at their stand-ins too.
+  // before (`chosen`) at their stand-ins too. `distinct`: a combination for each value of the kept
+  // inputs (depends_only_on_kept's); one each is enough, the rest agree with it.
   bool stand_in_for(NodeId id, const std::vector<NodeId>& support, size_t j, const std::vector<uint8_t>& kept,
-                    const Evaluated& table, const std::map<NodeId, Value>& chosen, Value& stand_in) const {
-    // The combinations that differ in the kept inputs: one each is enough, the rest agree.
-    std::map<std::vector<size_t>, size_t> distinct;
-    for (size_t c = 0; c < table.digits.size(); ++c)
-      if (table.defined[c]) distinct.emplace(kept_digits(table.digits[c], kept), c);
+                    const Evaluated& table, const std::map<std::vector<size_t>, size_t>& distinct,
+                    const std::map<NodeId, Value>& chosen, Value& stand_in) const {
     const std::vector<Value>& candidates = info(support[j]).values;
     // A handful of tries: a map that ignores an input accepts most of its values (a stand-in that
     // makes some combination undefined, such as a zero divisor, is the exception).
