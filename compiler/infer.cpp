@@ -405,6 +405,9 @@ class Inferrer {
 
   // A fused lookup over at most this many input combinations is not worth splitting.
   static constexpr size_t kSmallTable = 256;
+  // One over more is worth a block to split, where that makes it eight times smaller: a unit a
+  // combination in every block's MLP (GPT-2's MLPs all have one width) outweighs a block's n_embd^2.
+  static constexpr size_t kLargeTable = 4096;
 
   // Whether every s-op reading `n` is a layer deeper, so that computing `n` in its own block's
   // MLP delays none of them. (A map of tokens and indices alone is read by first-block heads,
@@ -421,8 +424,12 @@ class Inferrer {
 
   // A fused map with too many input combinations: the categorical maps inside it that are ready
   // an attention layer earlier become lookups of their own (an earlier block's MLP computes them,
-  // so no block is added) and are read as one-hots. Whether anything was cut.
-  bool cut_earlier_maps(NodeId id) {
+  // so no block is added) and are read as one-hots. With `same_layer`, also the maps ready only
+  // after the same attention layer: their lookup takes an MLP of its own, a block more, which is
+  // the price of a table that could not be listed at all (long_addition's `indices + (length -
+  // plus_index)`: 64^3 combinations at max length 64 fused, 64^2 with `length - plus_index` cut).
+  // Whether anything was cut.
+  bool cut_earlier_maps(NodeId id, bool same_layer = false) {
     bool any = false;
     std::vector<NodeId> stack(program_.node(id).inputs.begin(), program_.node(id).inputs.end());
     std::vector<uint8_t> seen(program_.nodes.size(), 0);
@@ -434,8 +441,8 @@ class Inferrer {
       const Node& node = program_.node(n);
       if (node.kind != NodeKind::Elementwise) continue;
       const SopInfo& in = info(n);
-      if (depth(n) >= 1 && depth(n) < depth(id) && in.encoding == Encoding::Categorical && in.values_known &&
-          read_only_later(n)) {
+      if (depth(n) >= 1 && in.encoding == Encoding::Categorical && in.values_known &&
+          ((depth(n) < depth(id) && read_only_later(n)) || same_layer)) {
         result_.cut[size_t(n)] = 1;
         any = true;
         continue;
@@ -481,6 +488,16 @@ class Inferrer {
       if (cut_earlier_maps(id)) {
         cut_support = cut_inputs(id, support_of(program_, id, &result_.cut));
         better = enumerate_support(cut_support, fewer) && (!enumerable || 2 * fewer.size() < combinations.size());
+      }
+      // A table too large to list, or one over categorical inputs alone (a unit a combination)
+      // large enough to dominate the model, is split at the maps computed after the same
+      // attention layer where that shrinks it eightfold: a block more.
+      if (!better && (!enumerable || (combinations.size() > kLargeTable && numerical_sources(support) == 0))) {
+        result_.cut = before;
+        if (cut_earlier_maps(id, true)) {
+          cut_support = cut_inputs(id, support_of(program_, id, &result_.cut));
+          better = enumerate_support(cut_support, fewer) && (!enumerable || 8 * fewer.size() < combinations.size());
+        }
       }
       if (better) {
         support = std::move(cut_support);

@@ -5,10 +5,11 @@
 // one along a line (project_reads.cpp). For every combination c of the categorical values:
 //   - a gate unit K*(sum of c's one-hot reads - (m-1)) is K when c holds and <= 0 otherwise (0
 //     exactly when all but one input match, -K or less below that), and writes f(c)/K per unit;
-//   - for a numeric input u with sorted (normalised) values u_1 < ... < u_p, f(c, u_1) comes from
-//     the gate and every change f(c, u_j) - f(c, u_{j-1}) from a step at the midpoint t_j:
-//     relu(z + 1/2) - relu(z - 1/2) with z = k*(u - t_j) - K'*(m - reads of c); the slope k puts
-//     |z| >= 10.5 at every value that occurs, and K' shuts the step off for other combinations.
+//   - for a numeric input u with sorted (normalised) values u_1 < ... < u_p, f(c, u_b) at a base
+//     level b comes from the gate and every change f(c, u_j) - f(c, u_{j-1}) from a step at the
+//     midpoint t_j: relu(z + 1/2) - relu(z - 1/2) with z = +-k*(u - t_j) - K'*(m - reads of c),
+//     on for the values beyond t_j seen from b; the slope k puts |z| >= 10.5 at every value that
+//     occurs, and K' shuts the step off for other combinations.
 // Every pre-activation that can occur is 0 or at least 10 away from it, so GELU is ReLU there to
 // float precision. Several numerical inputs without categorical ones must form an affine map,
 // computed by one unit offset into GELU's linear regime.
@@ -113,12 +114,16 @@ double read_scale(const LowerContext& ctx, std::initializer_list<double> scratch
   return gain / sigma;
 }
 
-// Where a lookup's numeric read ranges: its largest |value| and the smallest factor LayerNorm
-// multiplies every read by at any of its values (the steps' slopes and gates are set from them).
+// Where a lookup's numeric read ranges: its lowest and highest value and the smallest factor
+// LayerNorm multiplies every read by at any of its values (the steps' slopes and gates are set
+// from them).
 struct ReadRange {
-  double extent = 0, smallest_scale = 1e30;
+  double low = 0, high = 0, smallest_scale = 1e30;
+  bool empty = true;
   void add(double read, double scale) {
-    extent = std::max(extent, std::fabs(read));
+    low = empty ? read : std::min(low, read);
+    high = empty ? read : std::max(high, read);
+    empty = false;
     smallest_scale = std::min(smallest_scale, scale);
   }
 };
@@ -131,10 +136,40 @@ struct StepLevel {
   bool defined = true;  // false where the map is undefined (that input cannot occur)
 };
 
+// A step between levels j-1 and j of a lookup: where it sits along the read, how steeply it
+// rises, and how far its pre-activation reaches on either side of it within the read's range.
+struct Step {
+  double threshold = 0, slope = 0;
+  double above = 0, below = 0;  // slope * (high - threshold), slope * (threshold - low)
+  bool changes = false;         // the two levels write different values
+};
+
+// The level a lookup's steps start from, written by the gate; every other level's value is added
+// by the steps between it and this one, each on for the reads on its far side. A step pair's two
+// units cancel only to about their pre-activation's ulp, so a step on for reads 2,000 half-gaps
+// away from it (a prefix mean's sign at max length 1,024) writes 1 +- 0.002, and a gate must
+// outweigh the step's whole reach: a read error e of the gating one-hots moves it by gate * e.
+// The base level is the one whose steps reach least far on their on sides (the first of those):
+// a threshold near one end of the range points its step at that end (dyck1's `prev_imbalances >
+// 0` is on below its step, 10.5 at most, instead of up to 20,000 above it).
+size_t base_level(const std::vector<Step>& steps) {
+  const size_t L = steps.size();  // steps[j] between levels j-1 and j; steps[0] unused
+  std::vector<double> down(L, 0.0), up(L + 1, 0.0);
+  for (size_t j = 1; j < L; ++j) down[j] = std::max(down[j - 1], steps[j].changes ? steps[j].below : 0.0);
+  for (size_t j = L; j-- > 1;) up[j] = std::max(up[j + 1], steps[j].changes ? steps[j].above : 0.0);
+  size_t best = 0;
+  double least = 0;
+  for (size_t p = 0; p < L; ++p) {
+    const double reach = std::max(down[p], up[p + 1]);
+    if (p == 0 || reach < least * (1 - 1e-9)) best = p, least = reach;
+  }
+  return best;
+}
+
 // One combination of the gating inputs (`matched`: their m one-hot reads summed, `label`) and, along
-// `numeric_read`, the value written at each level (sorted by read, within `range`): the first
-// level's through a gate unit, every change through a step pair at the midpoint. With m = 0 the
-// gate is a bias.
+// `numeric_read`, the value written at each level (sorted by read, within `range`): the base
+// level's (base_level) through a gate unit, every change through a step pair at the midpoint, on
+// for the reads on the far side of it from the base. With m = 0 the gate is a bias.
 //
 // Each step has its own slope, from its own neighbours, the values nearest its midpoint: every
 // value is at least kStepMargin from it, and steps between far-apart values stay gentle. What a
@@ -154,7 +189,28 @@ void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functiona
   if (first_defined < 0) return;
   for (int j = first_defined - 1; j >= 0; --j) levels[size_t(j)].out = levels[size_t(first_defined)].out;
 
-  const Target& base = levels[0].out;
+  auto change = [&](size_t from, size_t to) {
+    Target delta = levels[to].out;
+    add_into(delta, levels[from].out, -1.0);
+    for (auto it = delta.begin(); it != delta.end();)
+      it = std::fabs(it->second) < 1e-15 ? delta.erase(it) : std::next(it);
+    return delta;
+  };
+  std::vector<Step> steps(levels.size());
+  for (size_t j = 1; j < levels.size(); ++j) {
+    Step& step = steps[j];
+    step.changes = !change(j - 1, j).empty();
+    if (!step.changes) continue;
+    step.threshold = 0.5 * (levels[j - 1].read + levels[j].read);
+    double half = 0.5 * (levels[j].read - levels[j - 1].read);
+    if (!(half > 0)) fail_at(where, "internal: two values with different outputs read alike in one lookup");
+    step.slope = kStepMargin / (half * range.smallest_scale);
+    step.above = step.slope * std::max(0.0, range.high - step.threshold);
+    step.below = step.slope * std::max(0.0, step.threshold - range.low);
+  }
+
+  const size_t pivot = base_level(steps);
+  const Target& base = levels[pivot].out;
   if (!base.empty()) {
     if (m == 0) {
       add_into(builder.proj_bias, base, 1.0);
@@ -169,25 +225,25 @@ void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functiona
     }
   }
   for (size_t j = 1; j < levels.size(); ++j) {
-    Target delta = levels[j].out;
-    add_into(delta, levels[j - 1].out, -1.0);
-    for (auto it = delta.begin(); it != delta.end();)
-      it = std::fabs(it->second) < 1e-15 ? delta.erase(it) : std::next(it);
-    if (delta.empty()) continue;
-    double threshold = 0.5 * (levels[j - 1].read + levels[j].read);
-    double half = 0.5 * (levels[j].read - levels[j - 1].read);
-    if (!(half > 0)) fail_at(where, "internal: two values with different outputs read alike in one lookup");
-    double slope = kStepMargin / (half * range.smallest_scale);
-    double gate = slope * 2.0 * range.extent + 2.0 * kStepMargin / range.smallest_scale;
+    const Step& step = steps[j];
+    if (!step.changes) continue;
+    // Above the base a step adds the change upwards, on for reads above its midpoint; below the
+    // base it adds the change downwards, on for reads below it. Off for every other combination:
+    // the gate outweighs the step's reach on its on side.
+    const bool upward = j > pivot;
+    const size_t near = upward ? j - 1 : j;
+    const Target delta = upward ? change(j - 1, j) : change(j, j - 1);
+    const double sign = upward ? 1.0 : -1.0;
+    const double gate = (upward ? step.above : step.below) + 2.0 * kStepMargin / range.smallest_scale;
     Functional in;
-    for (const auto& [dim, w] : numeric_read) in.push_back({dim, w * slope});
-    in.push_back({ctx.allocation.one, -slope * threshold - gate * double(m)});
+    for (const auto& [dim, w] : numeric_read) in.push_back({dim, sign * w * step.slope});
+    in.push_back({ctx.allocation.one, -sign * step.slope * step.threshold - gate * double(m)});
     for (const auto& [dim, w] : matched) in.push_back({dim, w * gate});
-    std::string step = label + (label.empty() ? "" : ",") + numeric_name + ">" + levels[j - 1].name;
+    std::string name = label + (label.empty() ? "" : ",") + numeric_name + (upward ? ">" : "<") + levels[near].name;
     Target minus;
     add_into(minus, delta, -1.0);
-    builder.unit(in, 0.5, delta, step + "+");
-    builder.unit(in, -0.5, minus, step + "-");
+    builder.unit(in, 0.5, delta, name + "+");
+    builder.unit(in, -0.5, minus, name + "-");
     builder.min_margin = std::min(builder.min_margin, kStepMargin - 0.5);
   }
 }

@@ -64,11 +64,17 @@ const Refusal kRefusals[] = {
     {"x = tokens + indices * 100 + length * 10000;\nx;", "1:5", "this categorical s-op can take 41000 values", 40,
      "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,"
      "41,42,43,44,45,46,47,48,49]"},
-    // 50 tokens x 51 first tokens x 40 lengths at position 0: more combinations than a table holds.
+    // 50 tokens x 51 first tokens x 40 lengths at position 0 fused; split at its two maps (a block
+    // more) 99 sums x 40 lengths, listed, but 3,960 values.
     {"x = tokens + aggregate(select(indices, 0, ==), tokens) + length * 1000;\nx;", "1:5",
-     "cannot be enumerated: its inputs (`tokens`, `length`, `aggregate#7`) take more than 65536 combinations", 40,
+     "this categorical s-op can take 3960 values", 40,
      "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,"
      "41,42,43,44,45,46,47,48,49]"},
+    // 40 tokens x 41 first tokens x 45 lengths fused, and split still 1,640 x 45: more combinations
+    // than a table holds.
+    {"x = tokens * 100 + aggregate(select(indices, 0, ==), tokens) + length * 100000;\nx;", "1:5",
+     "cannot be enumerated: its inputs (`tokens`, `length`, `aggregate#9`) take more than 65536 combinations", 45,
+     "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39]"},
 };
 
 }  // namespace
