@@ -87,9 +87,28 @@ TEST_CASE("long_addition over its whole eleven-symbol vocabulary at max lengths 
   }
 }
 
-// Long contexts (docs/long-contexts.md): each program compiled at maximum length 1,024 (frac_prevs
-// and dyck1 causal) and checked on 1,000 random inputs of one length against the interpreter: one
-// CTest entry per program and length.
+// At max length 64 (docs/long-contexts.md, "Tables split at a block's cost"): every input up to
+// length 4, then 1,000 random inputs of each length 5 to 64, by the compiler's own verification
+// (the dense forward of this 48.7M-parameter model would take an hour for the same inputs).
+TEST_CASE("long_addition at max length 64: every input up to length 4, then 1000 random inputs of each length") {
+  ProgramFile f = load_program("long_addition");
+  CompileOptions o;
+  o.vocab = header_vocabulary(f.header);
+  o.max_len = 64;
+  o.samples = 1000;
+  CompileResult r = compile_program(f.program, o);
+  const CompileReport& report = r.report;
+  INFO(report.first_mismatch);
+  CHECK(report.mismatches == 0);
+  CHECK(report.layers == 7);
+  CHECK(report.exhaustive_len == 4);
+  REQUIRE(report.checked_by_length.size() == 65);
+  for (int n = 5; n <= 64; ++n) CHECK(report.checked_by_length[size_t(n)] == 1000);
+}
+
+// Long contexts (docs/long-contexts.md): each program compiled at maximum length 1,024 (frac_prevs,
+// dyck1, shift, aab, detect_pattern and pair_balance causal) and checked on 1,000 random inputs of
+// one length against the interpreter: one CTest entry per program and length.
 namespace {
 
 void check_at_length(const std::string& name, Mode mode, int max_len, int first, int last) {
@@ -153,5 +172,10 @@ RASPC_LONG_CONTEXT_UP_TO_1024("frac_prevs", Mode::Causal)
 RASPC_LONG_CONTEXT_UP_TO_1024("hist", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("length", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("dyck1", Mode::Causal)
+// The O(n) programs of index arithmetic and prefixes (causal, as their headers say).
+RASPC_LONG_CONTEXT_UP_TO_1024("shift", Mode::Causal)
+RASPC_LONG_CONTEXT_UP_TO_1024("aab", Mode::Causal)
+RASPC_LONG_CONTEXT_UP_TO_1024("detect_pattern", Mode::Causal)
+RASPC_LONG_CONTEXT_UP_TO_1024("pair_balance", Mode::Causal)
 // Numbers from selector widths (its target position's number group) at their longest length.
 RASPC_LONG_CONTEXT_CASE("sort_unique", Mode::Bidirectional, 14, 1, 14)
