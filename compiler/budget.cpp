@@ -10,18 +10,18 @@
 // count.
 //
 // The verification time is estimated as a cost per input (the interpreter's evaluation and the
-// bookkeeping) plus the dense FLOPs of every input's forward at an effective rate: the
-// verification forward skips the zero blocks of a compiled model (runtime/verification_backend.*),
-// so it runs above the dense count's hardware rate. Both constants were fitted on this project's
-// 2-core build machine, under load, to reverse and hist at max length 64 (2.9 s and 4.4 s for
-// 98,580 inputs each) and checked on sort, sort_unique, dyck1 and reverse at 256 (within a factor
-// 1.5; bench/RESULTS.md). A different machine, or another load on this one, shifts them.
+// bookkeeping) plus the FLOPs of every input's verification forward over the model's nonzero
+// blocks (runtime/verification_backend.*, memos aside) at an effective rate. Both constants were
+// fitted on the quiet 2-core AMD EPYC of 2026-12-02 to reverse and hist at max length 64 and
+// checked on sort, long_addition, dyck1 and shuffle_dyck2 (bench/RESULTS.md, "Fourth round"): the
+// memos make the products of most models cheaper than counted, so it is an upper estimate of
+// those, within a factor of a few. A different machine, or another load on this one, shifts them.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "compiler/ir.hpp"
-#include "runtime/flops.hpp"
+#include "runtime/verification_backend.hpp"
 
 namespace raspc::compiler {
 namespace {
@@ -178,17 +178,18 @@ void check_budget(const Program& program, const Inference& inference, const Sche
   fail_file("raspc compile", message);
 }
 
-constexpr double kVerificationSecondsPerInput = 3e-5;
+constexpr double kVerificationSecondsPerInput = 3e-6;
 constexpr double kVerificationFlopsPerSecond = 6e10;
 
-VerificationEstimate estimate_verification(const ModelConfig& config, const CompileOptions& options) {
+VerificationEstimate estimate_verification(const Model& model, const CompileOptions& options) {
   VerificationEstimate out;
   if (!options.verify) return out;
   const VerificationLengths lengths = verification_lengths(options);
+  const VerificationBackend forward(model);
   for (int n = 1; n <= lengths.verified_len; ++n) {
     const double inputs = lengths.inputs_at(n);
     out.inputs += inputs;
-    out.flops += inputs * forward_flops(config, n + 1);  // BOS included
+    out.flops += inputs * forward.sequence_flops(n + 1);  // BOS included
   }
   out.seconds = out.inputs * kVerificationSecondsPerInput + out.flops / kVerificationFlopsPerSecond;
   return out;

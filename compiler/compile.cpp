@@ -141,7 +141,7 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
       report.numerical_selector_margin = m.margin;
     report.numerical_selector_rounding = std::max(report.numerical_selector_rounding, m.rounding);
   }
-  const VerificationEstimate to_verify = estimate_verification(config, options);
+  const VerificationEstimate to_verify = estimate_verification(result.model, options);
   report.estimated_verify_inputs = to_verify.inputs;
   report.estimated_verify_seconds = to_verify.seconds;
   report.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -368,13 +368,14 @@ struct VerificationLengths {
 };
 VerificationLengths verification_lengths(const CompileOptions& options);
 
-// The verification's cost, estimated once the model's shape is known: the inputs it will check
-// (verification_lengths) and the seconds they take: a cost per input and their dense forwards'
-// FLOPs at an effective rate (budget.cpp says how both were measured).
+// The verification's cost, estimated once the model is assembled: the inputs it will check
+// (verification_lengths) and the seconds they take: a cost per input and the FLOPs of the
+// verification forward over the model's nonzero blocks at an effective rate (budget.cpp says how
+// both were measured).
 struct VerificationEstimate {
   double inputs = 0, flops = 0, seconds = 0;
 };
-VerificationEstimate estimate_verification(const ModelConfig& config, const CompileOptions& options);
+VerificationEstimate estimate_verification(const Model& model, const CompileOptions& options);
 
 Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
               const Allocation& allocation, const CompileOptions& options);

@@ -379,6 +379,21 @@ VerificationBackend::VerificationBackend(const Model& model) : model_(model), de
   for (RowMemo* memo : memos) memo->set_budget(std::min(size_t(32) << 20, (size_t(256) << 20) / std::max<size_t>(1, enabled)));
 }
 
+double VerificationBackend::sequence_flops(int tokens) const {
+  const Plan& plan = *plan_;
+  const double T = tokens, C = model_.config.n_embd;
+  auto product = [](const Block& b) {
+    return 2.0 * (b.weight.is_sparse ? double(b.weight.sparse.nonZeros()) : double(b.n_rows()) * b.n_cols());
+  };
+  const double norm = model_.config.layer_norm ? 4.0 * C : 0.0;  // a row's mean and variance
+  double per_token = norm + product(plan.unembed), attention = 0;
+  for (const Plan::Layer& layer : plan.layers) {
+    per_token += 2 * norm + product(layer.qkv) + product(layer.attn_proj) + product(layer.fc) + product(layer.fc_proj);
+    for (const Head& head : layer.heads) attention += 2.0 * T * T * (head.qk + head.nv) + 5.0 * T * T;
+  }
+  return T * per_token + attention;
+}
+
 ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options) {
   if (options.capture_attention || options.count_flops) return dense_.forward(batch, options);
   const ModelConfig& cfg = model_.config;

@@ -42,6 +42,12 @@ class VerificationBackend : public Backend {
   // model and for checking runtime/flops.hpp, not for verification).
   ForwardResult forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options = {}) override;
   std::unique_ptr<Decoder> decoder() override { return dense_.decoder(); }
+  // The floating-point operations of this forward on one sequence of `tokens` (BOS included),
+  // memos aside (each product computed): the nonzero blocks' products, LayerNorm's statistics
+  // over the full width, and attention over the heads' live dimensions. What the compiler's
+  // verification estimate counts (compiler/budget.cpp); a compiled model's dense count is 10-100
+  // times more.
+  double sequence_flops(int tokens) const;
   std::string name() const override { return "cpu"; }
 
  private:

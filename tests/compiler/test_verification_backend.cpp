@@ -7,6 +7,7 @@
 
 #include "compile_helpers.hpp"
 #include "compiler/ir.hpp"
+#include "runtime/flops.hpp"
 #include "runtime/verification_backend.hpp"
 #include "tests/language/program_files.hpp"
 
@@ -180,4 +181,19 @@ TEST_CASE("verification backend: a batch's result does not depend on the batches
     CHECK(again.logits == fresh.logits);
     CHECK(again.residual == fresh.residual);
   }
+}
+
+TEST_CASE("verification backend: its FLOPs count the nonzero blocks, far below the dense forward's") {
+  // What the compiler's verification estimate counts (compiler/budget.cpp): long_addition at 16
+  // is about 1% nonzero, so its forward over the nonzero blocks is a small part of the dense one;
+  // attention, quadratic in the length, grows it faster than the length.
+  ProgramFile f = load_program("long_addition");
+  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional);
+  o.verify = false;
+  CompileResult r = compile_program(f.program, o);
+  VerificationBackend backend(r.model);
+  const double at_9 = backend.sequence_flops(9), at_17 = backend.sequence_flops(17);
+  CHECK(at_9 > 0);
+  CHECK(at_17 > at_9 * 17.0 / 9.0);
+  CHECK(at_17 < 0.1 * forward_flops(r.model.config, 17));
 }
