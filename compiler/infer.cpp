@@ -425,8 +425,8 @@ class Inferrer {
   // A fused map with too many input combinations: the categorical maps inside it that are ready
   // an attention layer earlier become lookups of their own (an earlier block's MLP computes them,
   // so no block is added) and are read as one-hots. With `same_layer`, also the maps ready only
-  // after the same attention layer: their lookup takes an MLP of its own, a block more, which is
-  // the price of a table that could not be listed at all (long_addition's `indices + (length -
+  // after the same attention layer: their lookup may take an MLP of its own, a block more, the
+  // price of a table too large to list or to pay for (long_addition's `indices + (length -
   // plus_index)`: 64^3 combinations at max length 64 fused, 64^2 with `length - plus_index` cut).
   // Whether anything was cut.
   bool cut_earlier_maps(NodeId id, bool same_layer = false) {
@@ -491,7 +491,7 @@ class Inferrer {
       }
       // A table too large to list, or one over categorical inputs alone (a unit a combination)
       // large enough to dominate the model, is split at the maps computed after the same
-      // attention layer where that shrinks it eightfold: a block more.
+      // attention layer where that shrinks it eightfold: at most a block more.
       if (!better && (!enumerable || (combinations.size() > kLargeTable && numerical_sources(support) == 0))) {
         result_.cut = before;
         if (cut_earlier_maps(id, true)) {
