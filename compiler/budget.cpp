@@ -181,6 +181,10 @@ void check_budget(const Program& program, const Inference& inference, const Sche
 constexpr double kVerificationSecondsPerInput = 3e-6;
 constexpr double kVerificationFlopsPerSecond = 6e10;
 
+double verification_input_seconds(const VerificationBackend& forward, int length) {
+  return kVerificationSecondsPerInput + forward.sequence_flops(length + 1) / kVerificationFlopsPerSecond;
+}
+
 VerificationEstimate estimate_verification(const Model& model, const CompileOptions& options) {
   VerificationEstimate out;
   if (!options.verify) return out;
@@ -190,8 +194,8 @@ VerificationEstimate estimate_verification(const Model& model, const CompileOpti
     const double inputs = lengths.inputs_at(n);
     out.inputs += inputs;
     out.flops += inputs * forward.sequence_flops(n + 1);  // BOS included
+    out.seconds += inputs * verification_input_seconds(forward, n);
   }
-  out.seconds = out.inputs * kVerificationSecondsPerInput + out.flops / kVerificationFlopsPerSecond;
   return out;
 }
 

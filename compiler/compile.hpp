@@ -43,10 +43,12 @@ struct CompileOptions {
   // shape and parameters (verification fields still zero), so a command can print the summary
   // while the user waits.
   std::function<void(const CompileReport&)> on_assembled;
-  // Called during verification after each round of checked batches, and once at the end:
-  // inputs done so far (checked or undefined) and the total that will be done; the last call has
-  // done == total.
-  std::function<void(long done, long total)> on_verify_progress;
+  // Called as verification starts (done == 0), after each round of checked batches, and once at
+  // the end: inputs done so far (checked or undefined), the total that will be done, and the
+  // fraction of the estimated verification time behind it (estimate_verification's cost of an
+  // input of each length: the long inputs come last and cost most); the last call has done ==
+  // total and work == 1.
+  std::function<void(long done, long total, double work)> on_verify_progress;
 };
 
 struct CompileReport {

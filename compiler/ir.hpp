@@ -22,6 +22,10 @@
 #include "compiler/compile.hpp"
 #include "language/program.hpp"
 
+namespace raspc {
+class VerificationBackend;
+}
+
 namespace raspc::compiler {
 
 // The number a value stands for in the residual stream (True 1, False 0; not for strings).
@@ -376,6 +380,8 @@ struct VerificationEstimate {
   double inputs = 0, flops = 0, seconds = 0;
 };
 VerificationEstimate estimate_verification(const Model& model, const CompileOptions& options);
+// The estimated seconds of verifying one input of `length` symbols with `forward` (BOS added).
+double verification_input_seconds(const VerificationBackend& forward, int length);
 
 Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
               const Allocation& allocation, const CompileOptions& options);

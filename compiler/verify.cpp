@@ -235,7 +235,17 @@ class Pool {
     threads_ = o.device == Device::Cpu ? std::max(1u, std::thread::hardware_concurrency()) : 1;
   }
   bool numerical() const { return checkers_[0]->numerical; }
-  void set_total(long total) { total_ = total; }
+  const VerificationBackend* verification_backend() const {
+    return dynamic_cast<const VerificationBackend*>(checkers_[0]->backend.get());
+  }
+  // The inputs to check and their estimated seconds, and those of one input of each length
+  // (index: length); reported as the verification's start.
+  void start(long total, double total_seconds, std::vector<double> seconds_by_length) {
+    total_ = total;
+    total_seconds_ = total_seconds;
+    seconds_by_length_ = std::move(seconds_by_length);
+    if (on_progress_) on_progress_(0, total_, 0.0);
+  }
 
   // Queues one batch (inputs of one length); checks the queue once it holds a round's worth.
   void add(std::vector<std::vector<int>> batch) {
@@ -279,15 +289,21 @@ class Pool {
       if (r.first_undefined.empty()) r.first_undefined = t.first_undefined;
     }
     if (min_margin_ < INFINITY) report_.min_logit_margin = min_margin_;
-    for (const auto& batch : queue_) done_ += long(batch.size());
+    for (const auto& batch : queue_) {
+      done_ += long(batch.size());
+      done_seconds_ += double(batch.size()) * seconds_by_length_.at(batch.front().size());
+    }
     queue_.clear();
-    if (on_progress_) on_progress_(done_, total_);
+    if (on_progress_)
+      on_progress_(done_, total_, done_ >= total_ ? 1.0 : std::min(1.0, done_seconds_ / std::max(total_seconds_, 1e-30)));
   }
 
  private:
   CompileReport& report_;
-  std::function<void(long, long)> on_progress_;
+  std::function<void(long, long, double)> on_progress_;
   long done_ = 0, total_ = 0;
+  std::vector<double> seconds_by_length_;
+  double done_seconds_ = 0, total_seconds_ = 0;
   unsigned threads_ = 1;
   std::vector<std::unique_ptr<Checker>> checkers_;
   std::vector<std::vector<std::vector<int>>> queue_;
@@ -327,9 +343,18 @@ void verify(const Program& program, const Inference& inference, const Schedule& 
   constexpr size_t kBatchTokens = 8192;
   std::mt19937_64 rng(options.seed);
   {
-    double to_check = 0;
-    for (int n = 1; n <= L; ++n) to_check += lengths.inputs_at(n);
-    pool.set_total(long(to_check));
+    // The backend's cost model (verification_input_seconds), for the progress's time left.
+    std::unique_ptr<VerificationBackend> own;
+    const VerificationBackend* forward = pool.verification_backend();
+    if (!forward) forward = (own = std::make_unique<VerificationBackend>(model)).get();
+    std::vector<double> seconds_by_length(size_t(L) + 1, 0.0);
+    double to_check = 0, seconds = 0;
+    for (int n = 1; n <= L; ++n) {
+      seconds_by_length[size_t(n)] = verification_input_seconds(*forward, n);
+      to_check += lengths.inputs_at(n);
+      seconds += lengths.inputs_at(n) * seconds_by_length[size_t(n)];
+    }
+    pool.start(long(to_check), seconds, std::move(seconds_by_length));
   }
   for (int n = 1; n <= exhaustive_len; ++n) {
     const size_t batch_size = std::max<size_t>(1, kBatchTokens / size_t(n + 1));

@@ -216,7 +216,7 @@ void add_compile_command(CLI::App& app) {
     // it is printed at once, and the verification shows its progress on standard error.
     if (!args->json) options.on_assembled = [](const CompileReport& r) { std::cout << describe_shape(r) << std::flush; };
     VerifyProgress progress;
-    options.on_verify_progress = [&progress](long done, long total) { progress.update(done, total); };
+    options.on_verify_progress = [&progress](long done, long total, double work) { progress.update(done, total, work); };
     EvaluateOptions evaluate_options;
     evaluate_options.output_name = args->output_name;
     Program program = evaluate_program(source, evaluate_options);

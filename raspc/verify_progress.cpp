@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -35,11 +36,16 @@ VerifyProgress::~VerifyProgress() {
   if (bar_shown_) std::fprintf(stderr, "\r\033[K");
 }
 
-void VerifyProgress::update(long done, long total) {
+void VerifyProgress::update(long done, long total, double work) {
   const auto now = std::chrono::steady_clock::now();
+  if (done == 0) {
+    start_ = last_line_ = now;
+    return;
+  }
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  const double fraction = total > 0 ? double(done) / double(total) : 1.0;
-  const std::string left = done > 0 ? minutes_seconds(elapsed * (1 - fraction) / fraction) : "?";
+  // By the estimated work, not the count: the short inputs come first and cost least.
+  const double fraction = total > 0 ? std::clamp(work, 1e-9, 1.0) : 1.0;
+  const std::string left = minutes_seconds(elapsed * (1 - fraction) / fraction);
   if (terminal_) {
     if (done >= total) {
       if (bar_shown_) std::fprintf(stderr, "\r\033[K");

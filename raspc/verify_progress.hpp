@@ -11,8 +11,10 @@ class VerifyProgress {
  public:
   VerifyProgress();
   ~VerifyProgress();  // clears an unfinished bar
-  // CompileOptions::on_verify_progress: `done` of `total` inputs verified.
-  void update(long done, long total);
+  // CompileOptions::on_verify_progress: `done` of `total` inputs verified, `work` the fraction of
+  // the estimated time behind it. The clock starts at the first call (done == 0): the time left
+  // is the verification's, not the compile's before it.
+  void update(long done, long total, double work);
 
  private:
   bool terminal_;

@@ -78,19 +78,29 @@ TEST_CASE("verify: progress rises to the total it announced, the summary comes b
   ProgramFile f = load_program("hist");
   CompileOptions o = small_options(10, 7);
   std::vector<std::pair<long, long>> calls;
+  std::vector<double> work;
   int parameters_seen = -1;
   o.on_assembled = [&](const CompileReport& r) {
     CHECK(calls.empty());
     CHECK(r.inputs_checked == 0);
     parameters_seen = int(r.parameters);
   };
-  o.on_verify_progress = [&](long done, long total) { calls.emplace_back(done, total); };
+  o.on_verify_progress = [&](long done, long total, double w) {
+    calls.emplace_back(done, total);
+    work.push_back(w);
+  };
   CompileResult r = compile_program(f.program, o);
   CHECK(parameters_seen == int(r.report.parameters));
-  REQUIRE_FALSE(calls.empty());
+  REQUIRE(calls.size() >= 2);
+  CHECK(calls[0].first == 0);  // verification starts: the progress's clock starts
+  CHECK(work[0] == 0.0);
   for (size_t k = 1; k < calls.size(); ++k) {
     CHECK(calls[k].first > calls[k - 1].first);
     CHECK(calls[k].second == calls[0].second);
+    CHECK(work[k] > work[k - 1]);
+    // The longer inputs come later and weigh more: the work done trails the count done.
+    CHECK(work[k] <= double(calls[k].first) / double(calls[k].second) + 1e-12);
   }
   CHECK(calls.back() == std::pair<long, long>{30 + 6 * 7, 30 + 6 * 7});
+  CHECK(work.back() == 1.0);
 }
