@@ -94,6 +94,7 @@ nlohmann::json report_as_json(const CompileReport& r) {
       {"parameters", r.parameters},
       {"flops_per_token", flops_per_token(c, c.n_positions)},
       {"numerical_output", r.numerical_output},
+      {"compile_ms", r.compile_ms},
       {"verification", nullptr}};
   if (r.inputs_checked + r.undefined_inputs > 0)
     j["verification"] = {
@@ -107,7 +108,9 @@ nlohmann::json report_as_json(const CompileReport& r) {
         {"min_logit_margin", r.numerical_output ? nlohmann::json(nullptr) : nlohmann::json(r.min_logit_margin)},
         {"worst_numerical_error", r.numerical_output ? nlohmann::json(r.worst_numerical_error) : nlohmann::json(nullptr)},
         {"first_mismatch", optional_text(r.first_mismatch)},
-        {"first_undefined", optional_text(r.first_undefined)}};
+        {"first_undefined", optional_text(r.first_undefined)},
+        {"verify_ms", r.verify_ms},
+        {"estimated_seconds", r.estimated_verify_seconds}};
   return j;
 }
 

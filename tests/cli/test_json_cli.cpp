@@ -33,7 +33,7 @@ bool strings(const json& array) {
 // The compile report's schema (docs/json.md, `raspc compile --json`).
 void check_compile_report(const json& j, bool verified) {
   CHECK(keys(j) == std::set<std::string>{"program", "model", "parameters", "flops_per_token", "numerical_output",
-                                         "verification", "written"});
+                                         "compile_ms", "verification", "written"});
   CHECK(keys(j["model"]) == std::set<std::string>{"n_layer", "n_head", "n_embd", "n_inner", "n_positions", "vocab_size",
                                                   "causal", "layer_norm", "activation"});
   for (const char* count : {"n_layer", "n_head", "n_embd", "n_inner", "n_positions", "vocab_size"})
@@ -44,6 +44,8 @@ void check_compile_report(const json& j, bool verified) {
   CHECK(j["parameters"].is_number_integer());
   CHECK(j["flops_per_token"].is_number());
   CHECK(j["numerical_output"].is_boolean());
+  CHECK(j["compile_ms"].is_number());
+  CHECK(j["compile_ms"].get<double>() > 0);
   CHECK(strings(j["written"]));
   if (!verified) {
     CHECK(j["verification"].is_null());
@@ -52,7 +54,10 @@ void check_compile_report(const json& j, bool verified) {
   const json& v = j["verification"];
   CHECK(keys(v) == std::set<std::string>{"inputs_checked", "mismatches", "undefined_inputs", "exhaustive", "verified_len",
                                          "exhaustive_len", "samples_per_length", "min_logit_margin",
-                                         "worst_numerical_error", "first_mismatch", "first_undefined"});
+                                         "worst_numerical_error", "first_mismatch", "first_undefined", "verify_ms",
+                                         "estimated_seconds"});
+  CHECK(v["verify_ms"].get<double>() > 0);
+  CHECK(v["estimated_seconds"].get<double>() > 0);
   for (const char* count : {"inputs_checked", "mismatches", "undefined_inputs", "verified_len", "exhaustive_len",
                             "samples_per_length"})
     CHECK(v[count].is_number_integer());
