@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "compiler/ir.hpp"
 #include "runtime/verification_backend.hpp"
@@ -79,9 +80,28 @@ double numeric_steps(const Program& program, const Inference& inference, const M
   return std::max(1.0, steps);
 }
 
+// The units of a lookup over one-hot inputs that lower_mlp.cpp reads through a signed sum of some
+// of them (find_sum_read), the same search on the map's own values; none where there is no such sum.
+std::optional<double> units_through_sum(const Program& program, const Inference& inference, const MlpJob& job,
+                                        const std::vector<JointCombination>& combinations) {
+  std::vector<const std::vector<Value>*> values;
+  for (NodeId in : job.inputs) values.push_back(&inference.info[size_t(in)].values);
+  std::vector<Value> outputs(combinations.size()), assignment(job.inputs.size());
+  std::vector<uint8_t> defined(combinations.size());
+  for (size_t c = 0; c < combinations.size(); ++c) {
+    for (size_t i = 0; i < job.inputs.size(); ++i) assignment[i] = (*values[i])[combinations[c].digits[i]];
+    defined[c] = evaluate_fused(program, job.node, job.inputs, assignment, outputs[c]);
+  }
+  const std::optional<SumRead> sum = find_sum_read(values, combinations, [&](size_t a, size_t b) {
+    return defined[a] == defined[b] &&
+           (!defined[a] || (outputs[a].kind == outputs[b].kind && outputs[a] == outputs[b]));
+  });
+  if (!sum) return std::nullopt;
+  return double(sum->units());
+}
+
 double estimate_units(const Program& program, const Inference& inference, const MlpJob& job, int max_len) {
   if (job.erase_scratch) return 1;
-  const SopInfo& out = inference.info[size_t(job.node)];
   double levels = 1;
   std::vector<NodeId> onehots;
   std::vector<size_t> onehot_slots, numeric_slots;
@@ -92,8 +112,10 @@ double estimate_units(const Program& program, const Inference& inference, const 
       continue;
     }
     numeric_slots.push_back(i);
-    // A width's one-hot steps at every width (another numeric read is counted below, or once).
-    size_t steps = job.reads[i] == ReadKind::Scratch && out.values_known ? std::max<size_t>(1, out.values.size()) : 1;
+    // A lookup reading a width's 1/(w+1) steps at most at every width (another numeric read is
+    // counted below, or once).
+    const SopInfo& width = inference.info[size_t(job.inputs[i])];
+    size_t steps = job.reads[i] == ReadKind::Scratch && width.values_known ? std::max<size_t>(1, width.values.size()) : 1;
     levels *= 2.0 * double(steps);
   }
   const bool counted = numeric_slots.size() == 1 && job.reads[numeric_slots[0]] == ReadKind::Numeric && !job.projected();
@@ -107,6 +129,10 @@ double estimate_units(const Program& program, const Inference& inference, const 
   // A gate a combination, and two units a step.
   if (counted && listed)
     return combinations + 2.0 * numeric_steps(program, inference, job, numeric_slots[0], onehot_slots, occurring);
+  if (listed && numeric_slots.empty()) {
+    // A table the lowering may read through a sum of its inputs (lower_mlp.cpp): its units.
+    if (std::optional<double> units = units_through_sum(program, inference, job, occurring)) return *units;
+  }
   return combinations * levels;
 }
 

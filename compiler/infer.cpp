@@ -405,9 +405,6 @@ class Inferrer {
 
   // A fused lookup over at most this many input combinations is not worth splitting.
   static constexpr size_t kSmallTable = 256;
-  // One over more is worth a block to split, where that makes it eight times smaller: a unit a
-  // combination in every block's MLP (GPT-2's MLPs all have one width) outweighs a block's n_embd^2.
-  static constexpr size_t kLargeTable = 4096;
 
   // Whether every s-op reading `n` is a layer deeper, so that computing `n` in its own block's
   // MLP delays none of them. (A map of tokens and indices alone is read by first-block heads,
@@ -426,8 +423,8 @@ class Inferrer {
   // an attention layer earlier become lookups of their own (an earlier block's MLP computes them,
   // so no block is added) and are read as one-hots. With `same_layer`, also the maps ready only
   // after the same attention layer: their lookup may take an MLP of its own, a block more, the
-  // price of a table too large to list or to pay for (long_addition's `indices + (length -
-  // plus_index)`: 64^3 combinations at max length 64 fused, 64^2 with `length - plus_index` cut).
+  // price of a table too large to list (long_addition's `indices + (length - plus_index)`: 64^3
+  // combinations at max length 64 fused, 64^2 with `length - plus_index` cut).
   // Whether anything was cut.
   bool cut_earlier_maps(NodeId id, bool same_layer = false) {
     bool any = false;
@@ -489,14 +486,13 @@ class Inferrer {
         cut_support = cut_inputs(id, support_of(program_, id, &result_.cut));
         better = enumerate_support(cut_support, fewer) && (!enumerable || 2 * fewer.size() < combinations.size());
       }
-      // A table too large to list, or one over categorical inputs alone (a unit a combination)
-      // large enough to dominate the model, is split at the maps computed after the same
-      // attention layer where that shrinks it eightfold: at most a block more.
-      if (!better && (!enumerable || (combinations.size() > kLargeTable && numerical_sources(support) == 0))) {
+      // A table too large to list is split at the maps computed after the same attention layer:
+      // at most a block more, where the table was refused.
+      if (!better && !enumerable) {
         result_.cut = before;
         if (cut_earlier_maps(id, true)) {
           cut_support = cut_inputs(id, support_of(program_, id, &result_.cut));
-          better = enumerate_support(cut_support, fewer) && (!enumerable || 8 * fewer.size() < combinations.size());
+          better = enumerate_support(cut_support, fewer);
         }
       }
       if (better) {
@@ -733,12 +729,17 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
   };
   // The digits each s-op may take: all of its values, or those it can hold at one position.
   std::vector<std::vector<size_t>> choices(support.size());
+  // The parts of a split width sum to at most the keys a query sees, so about half of their
+  // product occurs: that product may pass the limit fourfold before the combinations are counted
+  // (a stable sort's two widths at max length 256: 257 x 256 pairs at the last position, 33,000
+  // of them possible).
+  const size_t listed_limit = split_parts.empty() ? limit : 4 * limit;
   auto enumerate = [&](auto&& visit) {
     size_t count = 1;
     for (const std::vector<size_t>& c : choices) {
       if (c.empty()) return true;
       count *= c.size();
-      if (count > limit) return false;
+      if (count > listed_limit) return false;
     }
     std::vector<size_t> at(support.size(), 0), digits(support.size());
     for (;;) {

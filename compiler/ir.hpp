@@ -151,6 +151,24 @@ struct JointCombination {
 bool joint_combinations(const Inference& inference, const std::vector<NodeId>& support, int max_len, size_t limit,
                         std::vector<JointCombination>& out);
 
+// A lookup over one-hot inputs whose value depends on some of them, numbers all, only through a
+// signed sum of two or three of their values (`w1 + w2`, `indices - p`): lower_mlp.cpp reads that
+// sum linearly and steps along it, gated by the other inputs, and the budget counts those units.
+struct SumRead {
+  std::vector<size_t> members;  // the inputs summed (slots), and their signs
+  std::vector<double> signs;
+  // by the other inputs' digits: sum -> a combination that has it
+  std::map<std::vector<size_t>, std::map<double, size_t>> levels;
+  size_t count = 0;  // (other inputs, sum) pairs
+  // A gate per combination of the other inputs and a step pair per further sum.
+  size_t units() const { return 2 * count - levels.size(); }
+};
+// The sum that makes fewest units, fewer than a unit per combination, or none. `values`: each
+// input's values (digits index them); `same_output`: whether two combinations write the same.
+std::optional<SumRead> find_sum_read(const std::vector<const std::vector<Value>*>& values,
+                                     const std::vector<JointCombination>& combinations,
+                                     const std::function<bool(size_t, size_t)>& same_output);
+
 // Merges equal nodes, folds constants, drops what the output does not need.
 Program simplify(const Program& program);
 // For causal programs, before simplify: `select(indices, indices, <=)`, every key a causal query

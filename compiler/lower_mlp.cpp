@@ -333,60 +333,16 @@ bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const
                        const std::vector<CategoricalView>& views, const std::vector<JointCombination>& combinations,
                        Builder& builder) {
   const size_t n = inputs.size();
-  if (n < 2 || combinations.size() <= kSmallLookup) return false;
-  std::vector<size_t> numbers;  // inputs whose values are all numbers
-  for (size_t i = 0; i < n && numbers.size() < 6; ++i) {
-    bool all = true;
-    for (const Value& v : views[i].values) all = all && (v.is_number() || v.is_bool());
-    if (all) numbers.push_back(i);
-  }
-  if (numbers.size() < 2) return false;
-
-  const TableOutputs table(target, views, combinations);
-
-  struct Sum {
-    std::vector<size_t> members;
-    std::vector<double> signs;
-    // by the other inputs' digits: sum -> a combination that has it
-    std::map<std::vector<size_t>, std::map<double, size_t>> levels;
-    size_t count = 0;  // (other inputs, sum) pairs
-    // A gate per combination of the other inputs and a step pair per further sum.
-    size_t units() const { return 2 * count - levels.size(); }
+  std::optional<TableOutputs> table;  // built at the first comparison: most lookups have no sum
+  auto same = [&](size_t a, size_t b) {
+    if (!table) table.emplace(target, views, combinations);
+    return table->same(a, b);
   };
-  auto value_of = [&](size_t i, size_t digit) { return number_of(views[i].values[digit]); };
-  auto try_sum = [&](Sum& sum) {
-    for (size_t c = 0; c < combinations.size(); ++c) {
-      std::vector<size_t> rest;
-      double u = 0;
-      for (size_t i = 0, k = 0; i < n; ++i) {
-        if (k < sum.members.size() && sum.members[k] == i) u += sum.signs[k++] * value_of(i, combinations[c].digits[i]);
-        else rest.push_back(combinations[c].digits[i]);
-      }
-      auto [it, fresh] = sum.levels[rest].emplace(u, c);
-      if (!fresh && !table.same(it->second, c)) return false;
-      sum.count += fresh;
-    }
-    return true;
-  };
-  std::optional<Sum> best;
-  const size_t k = numbers.size();
-  for (size_t mask = 1; mask < (size_t(1) << k); ++mask) {
-    int bits = __builtin_popcountll(mask);
-    if (bits < 2 || bits > 3) continue;
-    for (size_t signs = 0; signs < (size_t(1) << (bits - 1)); ++signs) {
-      Sum sum;
-      int b = 0;
-      for (size_t j = 0; j < k; ++j)
-        if ((mask >> j) & 1) {
-          sum.members.push_back(numbers[j]);
-          sum.signs.push_back(b > 0 && ((signs >> (b - 1)) & 1) ? -1.0 : 1.0);
-          ++b;
-        }
-      if (try_sum(sum) && sum.units() < combinations.size() && (!best || sum.units() < best->units()))
-        best = std::move(sum);
-    }
-  }
+  std::vector<const std::vector<Value>*> values;
+  for (const CategoricalView& view : views) values.push_back(&view.values);
+  const std::optional<SumRead> best = find_sum_read(values, combinations, same);
   if (!best) return false;
+  if (!table) table.emplace(target, views, combinations);
 
   Functional read;
   std::string name;
@@ -415,7 +371,7 @@ bool lower_through_sum(const LowerContext& ctx, const GroupTarget& target, const
     for (const auto& [u, c] : levels) {
       std::ostringstream text;
       text << u;
-      steps.push_back({u, text.str(), table.out[c], bool(table.defined[c])});
+      steps.push_back({u, text.str(), table->out[c], bool(table->defined[c])});
     }
     emit_gated_steps(ctx, builder, matched, gating.size(), combination_label(ctx, gating, shown), read, name,
                      std::move(steps), range, ctx.program.node(inputs[best->members[0]]).span);
@@ -671,6 +627,54 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
 }
 
 }  // namespace
+
+std::optional<SumRead> find_sum_read(const std::vector<const std::vector<Value>*>& values,
+                                     const std::vector<JointCombination>& combinations,
+                                     const std::function<bool(size_t, size_t)>& same_output) {
+  const size_t n = values.size();
+  if (n < 2 || combinations.size() <= kSmallLookup) return std::nullopt;
+  std::vector<size_t> numbers;  // inputs whose values are all numbers
+  for (size_t i = 0; i < n && numbers.size() < 6; ++i) {
+    bool all = true;
+    for (const Value& v : *values[i]) all = all && (v.is_number() || v.is_bool());
+    if (all) numbers.push_back(i);
+  }
+  if (numbers.size() < 2) return std::nullopt;
+  auto try_sum = [&](SumRead& sum) {
+    for (size_t c = 0; c < combinations.size(); ++c) {
+      std::vector<size_t> rest;
+      double u = 0;
+      for (size_t i = 0, k = 0; i < n; ++i) {
+        const size_t digit = combinations[c].digits[i];
+        if (k < sum.members.size() && sum.members[k] == i) u += sum.signs[k++] * number_of((*values[i])[digit]);
+        else rest.push_back(digit);
+      }
+      auto [it, fresh] = sum.levels[rest].emplace(u, c);
+      if (!fresh && !same_output(it->second, c)) return false;
+      sum.count += fresh;
+    }
+    return true;
+  };
+  std::optional<SumRead> best;
+  const size_t k = numbers.size();
+  for (size_t mask = 1; mask < (size_t(1) << k); ++mask) {
+    int bits = __builtin_popcountll(mask);
+    if (bits < 2 || bits > 3) continue;
+    for (size_t signs = 0; signs < (size_t(1) << (bits - 1)); ++signs) {
+      SumRead sum;
+      int b = 0;
+      for (size_t j = 0; j < k; ++j)
+        if ((mask >> j) & 1) {
+          sum.members.push_back(numbers[j]);
+          sum.signs.push_back(b > 0 && ((signs >> (b - 1)) & 1) ? -1.0 : 1.0);
+          ++b;
+        }
+      if (try_sum(sum) && sum.units() < combinations.size() && (!best || sum.units() < best->units()))
+        best = std::move(sum);
+    }
+  }
+  return best;
+}
 
 void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double nominal_sum, double nominal_square,
                double gain, LoweredBlock& block, double& min_margin) {
