@@ -89,7 +89,7 @@ TEST_CASE("long_addition over its whole eleven-symbol vocabulary at max lengths 
 
 // At max length 64 (docs/long-contexts.md, "Tables split at a block's cost"): every input up to
 // length 4, then 1,000 random inputs of each length 5 to 64, by the compiler's own verification
-// (the dense forward of this 48.7M-parameter model would take an hour for the same inputs).
+// (the dense forward of this 48.5M-parameter model would take an hour for the same inputs).
 TEST_CASE("long_addition at max length 64: every input up to length 4, then 1000 random inputs of each length") {
   ProgramFile f = load_program("long_addition");
   CompileOptions o;
@@ -172,6 +172,8 @@ RASPC_LONG_CONTEXT_UP_TO_1024("frac_prevs", Mode::Causal)
 RASPC_LONG_CONTEXT_UP_TO_1024("hist", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("length", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("dyck1", Mode::Causal)
+// sort at 256 (19.8M parameters; at 1,024 its widths' pairs are more than a lookup may list).
+RASPC_LONG_CONTEXT_UP_TO_256("sort", Mode::Bidirectional, 256)
 // The O(n) programs of index arithmetic and prefixes (causal, as their headers say).
 RASPC_LONG_CONTEXT_UP_TO_1024("shift", Mode::Causal)
 RASPC_LONG_CONTEXT_UP_TO_1024("aab", Mode::Causal)
