@@ -12,10 +12,11 @@
 // The verification time is estimated as a cost per input (the interpreter's evaluation and the
 // bookkeeping) plus the FLOPs of every input's verification forward over the model's nonzero
 // blocks (runtime/verification_backend.*, memos aside) at an effective rate. Both constants were
-// fitted on the quiet 2-core AMD EPYC of 2026-12-02 to reverse and hist at max length 64 and
-// checked on sort, long_addition, dyck1 and shuffle_dyck2 (bench/RESULTS.md, "Fourth round"): the
-// memos make the products of most models cheaper than counted, so it is an upper estimate of
-// those, within a factor of a few. A different machine, or another load on this one, shifts them.
+// fitted on the quiet 2-core AMD EPYC of 2026-12-02 to reverse, sort and long_addition at max
+// length 64 and checked on hist, sort_unique, shuffle_dyck2 and shuffle_dyck (bench/RESULTS.md,
+// "Fourth round"): the memos make most models' products cheaper than counted, so it leans high,
+// 2-2.5 times on small models, 10 times on shuffle_dyck at 1,024. A different machine, or another
+// load on this one, shifts them.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
