@@ -24,8 +24,8 @@ for file in "$here"/programs/*.rasp; do
       cell=$(echo "$out" | sed -n 's/^parameters: \([0-9,]*\); FLOPs per token: \([0-9,]*\).*/\1 \/ \2/p')
     elif [ $status -eq 124 ]; then
       cell="over ${limit} s"
-    elif echo "$out" | grep -q "too many input combinations"; then
-      cell="refused (combinations)"
+    elif echo "$out" | grep -q "combinations at --max-len"; then
+      cell="refused (combinations)"  # "this s-op's value set cannot be enumerated: its inputs ... take more than"
     elif echo "$out" | grep -q "more than --max-parameters"; then
       cell="refused (budget)"
     elif echo "$out" | grep -q "float32"; then
