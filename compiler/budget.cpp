@@ -73,7 +73,7 @@ double numeric_steps(const Program& program, const Inference& inference, const M
       Value out;
       ++evaluations;
       if (!evaluate_fused(program, job.node, job.inputs, assignment, out)) continue;
-      if (have && !(out.kind == previous.kind && out == previous)) ++steps;
+      if (have && !same_value(out, previous)) ++steps;
       previous = std::move(out);
       have = true;
     }
@@ -87,16 +87,9 @@ std::optional<double> units_through_sum(const Program& program, const Inference&
                                         const std::vector<JointCombination>& combinations) {
   std::vector<const std::vector<Value>*> values;
   for (NodeId in : job.inputs) values.push_back(&inference.info[size_t(in)].values);
-  std::vector<Value> outputs(combinations.size()), assignment(job.inputs.size());
-  std::vector<uint8_t> defined(combinations.size());
-  for (size_t c = 0; c < combinations.size(); ++c) {
-    for (size_t i = 0; i < job.inputs.size(); ++i) assignment[i] = (*values[i])[combinations[c].digits[i]];
-    defined[c] = evaluate_fused(program, job.node, job.inputs, assignment, outputs[c]);
-  }
-  const std::optional<SumRead> sum = find_sum_read(values, combinations, [&](size_t a, size_t b) {
-    return defined[a] == defined[b] &&
-           (!defined[a] || (outputs[a].kind == outputs[b].kind && outputs[a] == outputs[b]));
-  });
+  const MapValues map = evaluate_on(program, inference, job.node, job.inputs, combinations);
+  const std::optional<SumRead> sum =
+      find_sum_read(values, combinations, [&](size_t a, size_t b) { return map.same(a, b); });
   if (!sum) return std::nullopt;
   return double(sum->units());
 }
@@ -208,22 +201,23 @@ void check_budget(const Program& program, const Inference& inference, const Sche
 constexpr double kVerificationSecondsPerInput = 3e-6;
 constexpr double kVerificationFlopsPerSecond = 6e10;
 
-double verification_input_seconds(const VerificationBackend& forward, int length) {
-  return kVerificationSecondsPerInput + forward.sequence_flops(length + 1) / kVerificationFlopsPerSecond;
+VerificationEstimate estimate_verification(const VerificationBackend& forward, const CompileOptions& options) {
+  VerificationEstimate out;
+  const VerificationLengths lengths = verification_lengths(options);
+  out.seconds_by_length.assign(size_t(lengths.verified_len) + 1, 0.0);
+  for (int n = 1; n <= lengths.verified_len; ++n) {
+    const double inputs = lengths.inputs_at(n), flops = forward.sequence_flops(n + 1);  // BOS included
+    out.seconds_by_length[size_t(n)] = kVerificationSecondsPerInput + flops / kVerificationFlopsPerSecond;
+    out.inputs += inputs;
+    out.flops += inputs * flops;
+    out.seconds += inputs * out.seconds_by_length[size_t(n)];
+  }
+  return out;
 }
 
 VerificationEstimate estimate_verification(const Model& model, const CompileOptions& options) {
-  VerificationEstimate out;
-  if (!options.verify) return out;
-  const VerificationLengths lengths = verification_lengths(options);
-  const VerificationBackend forward(model);
-  for (int n = 1; n <= lengths.verified_len; ++n) {
-    const double inputs = lengths.inputs_at(n);
-    out.inputs += inputs;
-    out.flops += inputs * forward.sequence_flops(n + 1);  // BOS included
-    out.seconds += inputs * verification_input_seconds(forward, n);
-  }
-  return out;
+  if (!options.verify) return {};
+  return estimate_verification(VerificationBackend(model), options);
 }
 
 }  // namespace raspc::compiler

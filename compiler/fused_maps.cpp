@@ -209,6 +209,20 @@ bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>
   return evaluate_into(program, id, memo, kept_values_for(program, support, support_values), out);
 }
 
+MapValues evaluate_on(const Program& program, const Inference& inference, NodeId id, const std::vector<NodeId>& support,
+                      const std::vector<JointCombination>& combinations) {
+  MapValues out;
+  out.value.resize(combinations.size());
+  out.defined.resize(combinations.size());
+  std::vector<Value> assignment(support.size());
+  for (size_t c = 0; c < combinations.size(); ++c) {
+    for (size_t i = 0; i < support.size(); ++i)
+      assignment[i] = inference.info[size_t(support[i])].values[combinations[c].digits[i]];
+    out.defined[c] = evaluate_fused(program, id, support, assignment, out.value[c]);
+  }
+  return out;
+}
+
 FusedCacheScope::FusedCacheScope(const Program& program)
     : cache_(std::make_unique<FusedCache>()), previous_(open_cache()) {
   cache_->program = &program;

@@ -185,6 +185,20 @@ std::vector<NodeId> support_of(const Program& program, NodeId id, const std::vec
 // program is undefined (a missing key, a division by zero).
 bool evaluate_fused(const Program& program, NodeId id, const std::vector<NodeId>& support,
                     const std::vector<Value>& support_values, Value& out);
+// The same value (of the same kind: the number 1 is not true).
+inline bool same_value(const Value& a, const Value& b) { return a.kind == b.kind && a == b; }
+// A fused map's value at each of `combinations` of its support's values (digits index the
+// support's value sets), and whether it is defined there.
+struct MapValues {
+  std::vector<Value> value;
+  std::vector<uint8_t> defined;
+  // Defined at both combinations with the same value, or at neither.
+  bool same(size_t a, size_t b) const {
+    return defined[a] == defined[b] && (!defined[a] || same_value(value[a], value[b]));
+  }
+};
+MapValues evaluate_on(const Program& program, const Inference& inference, NodeId id, const std::vector<NodeId>& support,
+                      const std::vector<JointCombination>& combinations);
 // While one is open on this thread, support_of and evaluate_fused keep what they computed for
 // `program` (each node's support; each map's value by the support values it was evaluated at), so
 // that asking for a chain's maps one after another is linear in the chain's length, not
@@ -396,10 +410,12 @@ VerificationLengths verification_lengths(const CompileOptions& options);
 // both were measured).
 struct VerificationEstimate {
   double inputs = 0, flops = 0, seconds = 0;
+  std::vector<double> seconds_by_length;  // of one input of each length (index: length)
 };
+// Nothing where options.verify is off.
 VerificationEstimate estimate_verification(const Model& model, const CompileOptions& options);
-// The estimated seconds of verifying one input of `length` symbols with `forward` (BOS added).
-double verification_input_seconds(const VerificationBackend& forward, int length);
+// With the verification forward already built (verify.cpp's progress).
+VerificationEstimate estimate_verification(const VerificationBackend& forward, const CompileOptions& options);
 
 Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
               const Allocation& allocation, const CompileOptions& options);

@@ -34,7 +34,6 @@ void add_into(Target& into, const Target& t, double scale) {
   for (const auto& [dim, v] : t) into[dim] += v * scale;
 }
 
-bool same_value(const Value& a, const Value& b) { return !value_less(a, b) && !value_less(b, a); }
 
 
 struct Builder {

@@ -21,12 +21,9 @@ namespace {
 
 // Every combination of a map's inputs that can occur, and the map's value there.
 struct Evaluated {
-  std::vector<std::vector<size_t>> digits;
-  std::vector<Value> value;
-  std::vector<uint8_t> defined;
+  std::vector<JointCombination> combinations;
+  MapValues map;
 };
-
-bool same(const Value& a, const Value& b) { return a.kind == b.kind && a == b; }
 
 class Pruner {
  public:
@@ -62,14 +59,8 @@ class Pruner {
     std::vector<JointCombination> combinations;
     if (!joint_combinations(inference_, support, options_.max_len, kPruneLimit, combinations)) return {};
     Evaluated table;
-    std::vector<Value> assignment(support.size());
-    for (const JointCombination& c : combinations) {
-      for (size_t i = 0; i < support.size(); ++i) assignment[i] = info(support[i]).values[c.digits[i]];
-      Value v;
-      table.defined.push_back(evaluate_fused(in_, id, support, assignment, v));
-      table.value.push_back(std::move(v));
-      table.digits.push_back(c.digits);
-    }
+    table.map = evaluate_on(in_, inference_, id, support, combinations);
+    table.combinations = std::move(combinations);
     std::map<NodeId, Value> out;
     std::vector<uint8_t> kept(support.size(), 1);
     for (size_t j = 0; j < support.size(); ++j) {
@@ -97,10 +88,10 @@ class Pruner {
   // receives, by the kept digits, the first defined combination that has them.
   static bool depends_only_on_kept(const Evaluated& table, const std::vector<uint8_t>& kept,
                                    std::map<std::vector<size_t>, size_t>& first) {
-    for (size_t c = 0; c < table.digits.size(); ++c) {
-      if (!table.defined[c]) continue;
-      auto [at, fresh] = first.emplace(kept_digits(table.digits[c], kept), c);
-      if (!fresh && !same(table.value[at->second], table.value[c])) return false;
+    for (size_t c = 0; c < table.combinations.size(); ++c) {
+      if (!table.map.defined[c]) continue;
+      auto [at, fresh] = first.emplace(kept_digits(table.combinations[c].digits, kept), c);
+      if (!fresh && !table.map.same(at->second, c)) return false;
     }
     return true;
   }
@@ -122,11 +113,11 @@ class Pruner {
         for (size_t i = 0; i < support.size(); ++i) {
           auto dropped = chosen.find(support[i]);
           assignment[i] = i == j ? candidate
-                          : kept[i] ? info(support[i]).values[table.digits[c][i]]
+                          : kept[i] ? info(support[i]).values[table.combinations[c].digits[i]]
                                     : dropped->second;
         }
         Value v;
-        if (!evaluate_fused(in_, id, support, assignment, v) || !same(v, table.value[c])) {
+        if (!evaluate_fused(in_, id, support, assignment, v) || !same_value(v, table.map.value[c])) {
           works = false;
           break;
         }

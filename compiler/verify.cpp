@@ -235,15 +235,16 @@ class Pool {
     threads_ = o.device == Device::Cpu ? std::max(1u, std::thread::hardware_concurrency()) : 1;
   }
   bool numerical() const { return checkers_[0]->numerical; }
-  const VerificationBackend* verification_backend() const {
-    return dynamic_cast<const VerificationBackend*>(checkers_[0]->backend.get());
-  }
-  // The inputs to check and their estimated seconds, and those of one input of each length
-  // (index: length); reported as the verification's start.
-  void start(long total, double total_seconds, std::vector<double> seconds_by_length) {
-    total_ = total;
-    total_seconds_ = total_seconds;
-    seconds_by_length_ = std::move(seconds_by_length);
+  // The inputs to check, what each length costs (estimate_verification, on the verification
+  // forward of the first checker), reported as the verification's start.
+  void start(const Model& model, const CompileOptions& options) {
+    std::unique_ptr<VerificationBackend> own;  // a CUDA backend has no cost model of its own
+    const VerificationBackend* forward = dynamic_cast<const VerificationBackend*>(checkers_[0]->backend.get());
+    if (!forward) forward = (own = std::make_unique<VerificationBackend>(model)).get();
+    VerificationEstimate cost = estimate_verification(*forward, options);
+    total_ = long(cost.inputs);
+    total_seconds_ = cost.seconds;
+    seconds_by_length_ = std::move(cost.seconds_by_length);
     if (on_progress_) on_progress_(0, total_, 0.0);
   }
 
@@ -342,20 +343,7 @@ void verify(const Program& program, const Inference& inference, const Schedule& 
   // activations near 300 MB where 1024 inputs of length 64 took 2.3 GB.
   constexpr size_t kBatchTokens = 8192;
   std::mt19937_64 rng(options.seed);
-  {
-    // The backend's cost model (verification_input_seconds), for the progress's time left.
-    std::unique_ptr<VerificationBackend> own;
-    const VerificationBackend* forward = pool.verification_backend();
-    if (!forward) forward = (own = std::make_unique<VerificationBackend>(model)).get();
-    std::vector<double> seconds_by_length(size_t(L) + 1, 0.0);
-    double to_check = 0, seconds = 0;
-    for (int n = 1; n <= L; ++n) {
-      seconds_by_length[size_t(n)] = verification_input_seconds(*forward, n);
-      to_check += lengths.inputs_at(n);
-      seconds += lengths.inputs_at(n) * seconds_by_length[size_t(n)];
-    }
-    pool.start(long(to_check), seconds, std::move(seconds_by_length));
-  }
+  pool.start(model, options);
   for (int n = 1; n <= exhaustive_len; ++n) {
     const size_t batch_size = std::max<size_t>(1, kBatchTokens / size_t(n + 1));
     std::vector<int> digits(size_t(n), 0);
