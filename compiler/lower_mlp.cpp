@@ -139,8 +139,9 @@ struct StepLevel {
 // rises, and how far its pre-activation reaches on either side of it within the read's range.
 struct Step {
   double threshold = 0, slope = 0;
-  double above = 0, below = 0;  // slope * (high - threshold), slope * (threshold - low)
-  bool changes = false;         // the two levels write different values
+  double above = 0, below = 0;  // slope * (high - threshold), slope * (threshold - low); 0 if no step
+  Target rise;                  // level j's value minus level j-1's (empty: no step)
+  bool changes() const { return !rise.empty(); }
 };
 
 // The level a lookup's steps start from, written by the gate; every other level's value is added
@@ -154,8 +155,8 @@ struct Step {
 size_t base_level(const std::vector<Step>& steps) {
   const size_t L = steps.size();  // steps[j] between levels j-1 and j; steps[0] unused
   std::vector<double> down(L, 0.0), up(L + 1, 0.0);
-  for (size_t j = 1; j < L; ++j) down[j] = std::max(down[j - 1], steps[j].changes ? steps[j].below : 0.0);
-  for (size_t j = L; j-- > 1;) up[j] = std::max(up[j + 1], steps[j].changes ? steps[j].above : 0.0);
+  for (size_t j = 1; j < L; ++j) down[j] = std::max(down[j - 1], steps[j].below);
+  for (size_t j = L; j-- > 1;) up[j] = std::max(up[j + 1], steps[j].above);
   size_t best = 0;
   double least = 0;
   for (size_t p = 0; p < L; ++p) {
@@ -188,18 +189,14 @@ void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functiona
   if (first_defined < 0) return;
   for (int j = first_defined - 1; j >= 0; --j) levels[size_t(j)].out = levels[size_t(first_defined)].out;
 
-  auto change = [&](size_t from, size_t to) {
-    Target delta = levels[to].out;
-    add_into(delta, levels[from].out, -1.0);
-    for (auto it = delta.begin(); it != delta.end();)
-      it = std::fabs(it->second) < 1e-15 ? delta.erase(it) : std::next(it);
-    return delta;
-  };
   std::vector<Step> steps(levels.size());
   for (size_t j = 1; j < levels.size(); ++j) {
     Step& step = steps[j];
-    step.changes = !change(j - 1, j).empty();
-    if (!step.changes) continue;
+    step.rise = levels[j].out;
+    add_into(step.rise, levels[j - 1].out, -1.0);
+    for (auto it = step.rise.begin(); it != step.rise.end();)
+      it = std::fabs(it->second) < 1e-15 ? step.rise.erase(it) : std::next(it);
+    if (!step.changes()) continue;
     step.threshold = 0.5 * (levels[j - 1].read + levels[j].read);
     double half = 0.5 * (levels[j].read - levels[j - 1].read);
     if (!(half > 0)) fail_at(where, "internal: two values with different outputs read alike in one lookup");
@@ -225,13 +222,16 @@ void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functiona
   }
   for (size_t j = 1; j < levels.size(); ++j) {
     const Step& step = steps[j];
-    if (!step.changes) continue;
+    if (!step.changes()) continue;
     // Above the base a step adds the change upwards, on for reads above its midpoint; below the
     // base it adds the change downwards, on for reads below it. Off for every other combination:
     // the gate outweighs the step's reach on its on side.
     const bool upward = j > pivot;
     const size_t near = upward ? j - 1 : j;
-    const Target delta = upward ? change(j - 1, j) : change(j, j - 1);
+    Target fall;
+    add_into(fall, step.rise, -1.0);
+    const Target& delta = upward ? step.rise : fall;
+    const Target& undo = upward ? fall : step.rise;
     const double sign = upward ? 1.0 : -1.0;
     const double gate = (upward ? step.above : step.below) + 2.0 * kStepMargin / range.smallest_scale;
     Functional in;
@@ -239,10 +239,8 @@ void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functiona
     in.push_back({ctx.allocation.one, -sign * step.slope * step.threshold - gate * double(m)});
     for (const auto& [dim, w] : matched) in.push_back({dim, w * gate});
     std::string name = label + (label.empty() ? "" : ",") + numeric_name + (upward ? ">" : "<") + levels[near].name;
-    Target minus;
-    add_into(minus, delta, -1.0);
     builder.unit(in, 0.5, delta, name + "+");
-    builder.unit(in, -0.5, minus, name + "-");
+    builder.unit(in, -0.5, undo, name + "-");
     builder.min_margin = std::min(builder.min_margin, kStepMargin - 0.5);
   }
 }
