@@ -13,10 +13,13 @@
 //   hist:2       a categorical s-op's one-hot
 //   frac         a numerical s-op
 //   hist.scratch a selector width's 1/(w+1), erased by its MLP
+//   position.ln  ln(i + 1/2) by position, balanced (.ln .-ln .y .-y): BOS's score in counting sorts' heads
 //   indices.x    a number group (indices, length, widths read by numerical selectors): .x .-x .x2 .-x2
 //                .y .-y, balanced so that LayerNorm sees the same moments at every position
 #include "compiler/ir.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace raspc::compiler {
@@ -47,6 +50,14 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
       a.anchor = add("anchor");
       a.one_value = -kAnchor;
     }
+  }
+  bool log_position = false;
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id)
+    log_position = log_position || (inference.info[size_t(id)].needed && program.node(id).width_exceeds_index);
+  if (log_position) {
+    for (const char* part : {"position.ln", "position.-ln", "position.y", "position.-y"})
+      a.log_position.push_back(add(part));
+    a.log_position_scale = std::max(1.0, std::log(double(options.max_len) + 0.5));
   }
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];
@@ -92,6 +103,12 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     }
   }
   return a;
+}
+
+std::vector<double> Allocation::log_position_group(int index) const {
+  const double u = index < 0 ? 0.0 : std::log(double(index) + 0.5) / log_position_scale;
+  const double y = std::sqrt(std::max(0.0, 1.0 - u * u));
+  return {u, -u, y, -y};
 }
 
 }  // namespace raspc::compiler

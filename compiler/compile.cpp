@@ -75,6 +75,11 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   Program program =
       merge_means(simplify(options.mode == Mode::Causal ? causal_prefixes(input_program) : input_program));
   Inference inference = infer(program, options);
+  Program counted = count_sorts(program, inference, options);
+  if (counted.nodes.size() != program.nodes.size()) {
+    program = std::move(counted);
+    inference = infer(program, options);
+  }
   Program pruned = prune_map_inputs(program, inference, options);
   if (pruned.nodes.size() != program.nodes.size()) {
     program = std::move(pruned);
@@ -153,7 +158,7 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   }
   if (options.on_assembled) options.on_assembled(report);
 
-  if (options.verify) verify(program, inference, placed, allocation, result.model, options, report);
+  if (options.verify) verify(input_program, program, inference, placed, allocation, result.model, options, report);
   if (wants("verify")) deliver(report_json(report).dump(2) + "\n");
   result.model.metadata["compile"] = report_json(report);
   return result;

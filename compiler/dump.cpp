@@ -83,7 +83,8 @@ std::string dump_schedule(const Program& program, const Schedule& schedule) {
       out << " " << (job.erase_scratch ? "erase " : "") << program.label(job.node) << "(";
       for (size_t i = 0; i < job.inputs.size(); ++i) {
         out << (i ? ", " : "") << program.label(job.inputs[i]);
-        if (job.reads[i] == ReadKind::Scratch) out << " as 1/(w+1)";
+        if (job.reads[i] == ReadKind::Scratch)
+          out << (program.node(job.inputs[i]).width_exceeds_index ? " as BOS's weight" : " as 1/(w+1)");
         if (job.reads[i] == ReadKind::Numeric) out << " numeric";
       }
       out << ")" << (job.projected() ? " projected" : "");

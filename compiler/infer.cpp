@@ -271,6 +271,13 @@ class Inferrer {
       case NodeKind::Elementwise: infer_elementwise(id); break;
       case NodeKind::Aggregate: infer_aggregate(id); break;
       case NodeKind::SelectorWidth: {
+        if (node.width_exceeds_index) {
+          out.values = {Value::of_bool(false), Value::of_bool(true)};
+          out.encoding = Encoding::Categorical;
+          out.why = "indices < selector_width (a counting sort's step): BOS, scoring ln(i + 1/2) above the keys, "
+                    "holds less than half the attention exactly where the width exceeds the index";
+          break;
+        }
         std::vector<std::vector<int>> widths = widths_by_position(node.inputs[0]);
         std::vector<uint8_t> possible(size_t(n) + 1, widths.empty());
         for (const std::vector<int>& at : widths) {
@@ -339,7 +346,8 @@ class Inferrer {
         return true;
       case NodeKind::Aggregate:
       case NodeKind::SelectorWidth:
-        return options_.mode == Mode::Bidirectional && queries_are_constant(node.inputs[0]);
+        return options_.mode == Mode::Bidirectional && !node.width_exceeds_index &&
+               queries_are_constant(node.inputs[0]);
       default: return false;
     }
   }

@@ -244,6 +244,12 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
 // weights); -1 for a constant.
 NodeId comparison_source(const Program& program, const Inference& inference, NodeId side);
 
+// The library's stable sort of a categorical key whose values are the key or a map of it becomes a
+// counting sort: a boolean `indices < count of keys <= v` per key value v (one head and one MLP step
+// each, at any length) and a lookup over them (count_sorts.cpp). Bidirectional only. Unchanged when
+// nothing applies.
+Program count_sorts(const Program& program, const Inference& inference, const CompileOptions& options);
+
 // A selector conjunct that combines comparisons reading several s-ops on one side with `or` or
 // `not` is not a sum of tables over pairs of s-ops: rewrites it to compare maps of one tuple of
 // those s-ops (ElementOp::Tuple, an MLP of its own), which one head scores as a table over tuple
@@ -334,6 +340,12 @@ struct Allocation {
   // sees the same moments at every position (c, e: PositionNumbers::centre, extent).
   std::map<NodeId, std::vector<int>> number;
   std::map<NodeId, std::vector<int>> tokens;  // Tokens node -> a dimension per vocabulary symbol
+  // ln(i + 1/2) by position, for counting sorts' heads (count_sorts.cpp): u, -u, y, -y with
+  // u = ln(i + 1/2) / log_position_scale and y^2 = 1 - u^2, balanced like a number group. Empty
+  // where nothing reads it.
+  std::vector<int> log_position;
+  double log_position_scale = 1;
+  std::vector<double> log_position_group(int index) const;  // BOS (index -1) holds u = 0
   int width() const { return int(labels.size()); }
 };
 
@@ -430,9 +442,10 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
 nlohmann::json placement_metadata(const Program& program, const Inference& inference, const Schedule& schedule,
                                   const Allocation& allocation, const Lowered& lowered, int max_len);
 
-// Runs the model against the interpreter (options.verify_len, options.samples) and fills the
-// verification fields of the report.
-void verify(const Program& program, const Inference& inference, const Schedule& schedule,
+// Runs the model against the interpreter of `source`, the program as the user wrote it (so that a
+// rewrite by a pass is checked too), on options.verify_len and options.samples, and fills the
+// verification fields of the report. `program` is the one compiled (its trace locates a mismatch).
+void verify(const Program& source, const Program& program, const Inference& inference, const Schedule& schedule,
             const Allocation& allocation, const Model& model, const CompileOptions& options,
             CompileReport& report);
 

@@ -164,6 +164,7 @@ std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
   const double one = ctx.allocation.one_value;
   double sum = one + 2 * kTokenAmplitude, square = one * one + 2 * kTokenAmplitude * kTokenAmplitude;
   if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
+  if (!ctx.allocation.log_position.empty()) square += 2.0;  // u^2 + u^2 + y^2 + y^2, in the embedding
   // A number group adds 0 to the sum and 6 to the sum of squares once written.
   for (const auto& [id, dims] : ctx.allocation.number) {
     // indices' in the embedding, length's by its head, a width's (or a map's) by its MLP.
@@ -277,6 +278,10 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
       // BOS holds the centre value: its group reads 0 as a key, whatever the selector.
       std::vector<double> group = ctx.number_group(p >= 1 ? double(p - 1) : inference.numbers.centre);
       for (size_t j = 0; j < group.size(); ++j) row.push_back({allocation.number.at(indices)[j], group[j]});
+    }
+    if (!allocation.log_position.empty()) {
+      const std::vector<double> group = allocation.log_position_group(p - 1);
+      for (size_t j = 0; j < group.size(); ++j) row.push_back({allocation.log_position[j], group[j]});
     }
   }
 

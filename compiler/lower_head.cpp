@@ -301,7 +301,12 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   const double G = ctx.match_score;
   // BOS as a key: exactly B for every query.
   double B = node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G;
-  return {terms, ctx.unit(one, B)};
+  if (!node.width_exceeds_index) return {terms, ctx.unit(one, B)};
+  // A counting sort's step: BOS scores ln(i + 1/2) above a selected key, so it weighs as i + 1/2
+  // of them and holds less than half the attention exactly where more than i keys are selected.
+  const std::vector<int>& ln = ctx.allocation.log_position;
+  return {terms, {{one, B}, {ln[0], 0.5 * ctx.allocation.log_position_scale},
+                  {ln[1], -0.5 * ctx.allocation.log_position_scale}}};
 }
 
 }  // namespace

@@ -449,6 +449,24 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
   }
 }
 
+// The values a selector width's scratch dimension holds, by the width's value: 1/(w+1); for a
+// counting sort's step (count_sorts.cpp) BOS's weight (i + 1/2)/(i + 1/2 + c) at the extremes of
+// each side, where false (c <= i) is at least 1/2 + 1/(4(2i + 1/2)) and true (c > i) at most
+// 1/2 - 1/(4(2i + 3/2)), closest to 1/2 at the last index.
+std::vector<std::pair<Value, double>> scratch_levels(const LowerContext& ctx, NodeId width) {
+  std::vector<std::pair<Value, double>> levels;
+  if (ctx.program.node(width).width_exceeds_index) {
+    const double n = ctx.options.max_len;
+    levels.push_back({Value::of_bool(true), 0.5 / (n + 0.5)});
+    levels.push_back({Value::of_bool(true), 0.5 - 0.25 / (2.0 * n - 0.5)});
+    levels.push_back({Value::of_bool(false), 0.5 + 0.25 / (2.0 * n - 1.5)});
+    levels.push_back({Value::of_bool(false), 1.0});
+    return levels;
+  }
+  for (const Value& v : ctx.info(width).values) levels.push_back({v, 1.0 / (number_of(v) + 1.0)});
+  return levels;
+}
+
 // A selector width's eraser when nothing else reads its scratch value as a one-hot (a projected
 // read): one unit in GELU's linear regime writes -u, instead of a step per width. LayerNorm scales
 // the read by s, within about 2e-6 of 1 beside the anchor, so (1 - s)(u + offset), a few 1e-5 at
@@ -456,8 +474,8 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
 void erase_scratch_linearly(const LowerContext& ctx, NodeId width, double sum, double square, double gain,
                             Builder& builder) {
   double smallest_scale = 1e30;
-  for (const Value& v : ctx.info(width).values)
-    smallest_scale = std::min(smallest_scale, read_scale(ctx, {1.0 / (number_of(v) + 1.0)}, sum, square, gain));
+  for (const auto& [value, read] : scratch_levels(ctx, width))
+    smallest_scale = std::min(smallest_scale, read_scale(ctx, {read}, sum, square, gain));
   const int dim = ctx.allocation.scratch.at(width);
   const double offset = kStepMargin / smallest_scale;
   builder.unit({{dim, 1.0}, {ctx.allocation.one, offset}}, 0.0, Target{{dim, -1.0}},
@@ -560,10 +578,8 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
     NodeId id = inputs[i];
     if (first.reads[i] == ReadKind::Scratch) {
       numeric_read = ctx.unit(ctx.allocation.scratch.at(id));
-      for (const Value& v : ctx.info(id).values) {
-        double w = number_of(v);
-        levels.push_back({v, 1.0 / (w + 1), read_scale(ctx, {1.0 / (w + 1)}, sum, square, gain)});
-      }
+      for (const auto& [value, read] : scratch_levels(ctx, id))
+        levels.push_back({value, read, read_scale(ctx, {read}, sum, square, gain)});
     } else {
       numeric_read = ctx.numeric_view(id);
       // Any number of values: a step only where the map's value changes between two of them
@@ -681,8 +697,11 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
   std::vector<std::vector<const MlpJob*>> groups;
   for (const MlpJob& job : jobs) {
     bool placed = false;
+    // A counting sort's step erases its scratch linearly: what it holds is not a function of its value.
+    const bool linear_eraser = job.erase_scratch && ctx.program.node(job.node).width_exceeds_index;
     for (auto& group : groups)
-      if (group.front()->inputs == job.inputs && group.front()->reads == job.reads &&
+      if (!linear_eraser && !(group.front()->erase_scratch && ctx.program.node(group.front()->node).width_exceeds_index) &&
+          group.front()->inputs == job.inputs && group.front()->reads == job.reads &&
           group.front()->projected_lambda == job.projected_lambda) {
         group.push_back(&job);
         placed = true;

@@ -64,6 +64,7 @@ class Scheduler {
       int b = s_.block_of[id];
       if (onehot_needed_[id]) {
         s_.materialised[id] = 1;
+        s_.ready[id] = 2 * b;  // a map placed after the head may have asked for the one-hot
         add_job(b, MlpJob{id, {id}, {ReadKind::Scratch}, false});
       }
       if (options_.layer_norm) add_job(b, MlpJob{id, {id}, {ReadKind::Scratch}, true});
@@ -196,7 +197,9 @@ class Scheduler {
     int numeric_reads = 0;
     for (size_t i = 0; i < support.size(); ++i) {
       NodeId s = support[i];
-      if (program_.node(s).kind == NodeKind::SelectorWidth) reads[i] = ReadKind::Scratch, ++numeric_reads;
+      // A counting sort's step holds BOS's weight, not 1/(w+1): only its own MLP reads that.
+      if (program_.node(s).kind == NodeKind::SelectorWidth && !program_.node(s).width_exceeds_index)
+        reads[i] = ReadKind::Scratch, ++numeric_reads;
       else if (encoding(s) == Encoding::Numerical) reads[i] = ReadKind::Numeric, ++numeric_reads;
     }
     // One MLP discretises one numeric input, or two of them along one line where a selector

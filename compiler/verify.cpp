@@ -54,7 +54,8 @@ struct Tally {
 };
 
 struct Checker {
-  const Program& program;
+  const Program& source;   // as written: the interpreter runs it
+  const Program& program;  // as compiled
   const Inference& inference;
   const Schedule& schedule;
   const Allocation& allocation;
@@ -65,10 +66,10 @@ struct Checker {
   bool numerical;
   std::vector<int> symbol_token;  // by vocabulary index
 
-  Checker(const Program& p, const Inference& i, const Schedule& s, const Allocation& a, const Model& m,
-          const CompileOptions& o)
-      : program(p), inference(i), schedule(s), allocation(a), model(m), options(o),
-        interpreter(p, o.mode),
+  Checker(const Program& source, const Program& p, const Inference& i, const Schedule& s, const Allocation& a,
+          const Model& m, const CompileOptions& o)
+      : source(source), program(p), inference(i), schedule(s), allocation(a), model(m), options(o),
+        interpreter(source, o.mode),
         // The forward over the model's nonzero blocks only: the same logits up to float rounding
         // (see runtime/verification_backend.hpp).
         backend(o.device == Device::Cpu ? std::make_unique<VerificationBackend>(m) : make_backend(m, o.device)) {
@@ -225,10 +226,10 @@ struct Checker {
 // Checks batches on every core, one Checker (interpreter and backend) per thread.
 class Pool {
  public:
-  Pool(const Program& p, const Inference& i, const Schedule& s, const Allocation& a, const Model& m,
-       const CompileOptions& o, CompileReport& r)
+  Pool(const Program& source, const Program& p, const Inference& i, const Schedule& s, const Allocation& a,
+       const Model& m, const CompileOptions& o, CompileReport& r)
       : report_(r), on_progress_(o.on_verify_progress) {
-    checkers_.push_back(std::make_unique<Checker>(p, i, s, a, m, o));
+    checkers_.push_back(std::make_unique<Checker>(source, p, i, s, a, m, o));
     // One CUDA device runs one batch at a time; the CPU forward is single-threaded (Eigen without
     // OpenMP), so a thread per core each running whole batches uses them all: 1.8 times as fast
     // on 2 cores for sort and reverse at length 64.
@@ -259,7 +260,7 @@ class Pool {
     std::vector<Tally> tallies(queue_.size());
     const unsigned threads = std::min<unsigned>(threads_, unsigned(queue_.size()));
     for (const Checker& first = *checkers_[0]; checkers_.size() < threads;)
-      checkers_.push_back(std::make_unique<Checker>(first.program, first.inference, first.schedule, first.allocation,
+      checkers_.push_back(std::make_unique<Checker>(first.source, first.program, first.inference, first.schedule, first.allocation,
                                                     first.model, first.options));
     std::atomic<size_t> next{0};
     std::vector<std::exception_ptr> errors(threads);
@@ -327,11 +328,11 @@ VerificationLengths verification_lengths(const CompileOptions& options) {
   return lengths;
 }
 
-void verify(const Program& program, const Inference& inference, const Schedule& schedule,
+void verify(const Program& source, const Program& program, const Inference& inference, const Schedule& schedule,
             const Allocation& allocation, const Model& model, const CompileOptions& options,
             CompileReport& report) {
   auto start = std::chrono::steady_clock::now();
-  Pool pool(program, inference, schedule, allocation, model, options, report);
+  Pool pool(source, program, inference, schedule, allocation, model, options, report);
   const int V = int(options.vocab.size());
   const VerificationLengths lengths = verification_lengths(options);
   const int L = lengths.verified_len, exhaustive_len = lengths.exhaustive_len;

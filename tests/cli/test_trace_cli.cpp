@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "tests/cli/run_raspc.hpp"
 
@@ -54,41 +57,59 @@ TEST_CASE("run --trace decodes sort, a two-layer program, stage by stage") {
   const std::string model = compiled("sort", "--max-len 4");
   CommandResult r = raspc_cli("run " + model + " --input '[3,1,4,2]' --trace");
   CHECK(r.code == 0);
-  // Block 1 counts the smaller keys (1/(w+1)) and places each token (map#9); block 2 moves it.
-  const std::string s1 = "selector_width#7_1.scratch", s2 = "selector_width#7_2.scratch";
-  const std::string after_block_1 =
-      s1 + "  0  0  0  0\n" + s2 + "  0  0  0  0\n" + "map#9                       2  0  3  1\n";
-  CHECK(r.out ==
+  // sort is a counting sort (compiler/count_sorts.cpp): block 1 tells, for each key value v but
+  // the last, whether a position is below the count of keys <= v; block 2's MLP picks the token.
+  // Each step's scratch holds BOS's attention weight (i + 1/2)/(i + 1/2 + count), a float the
+  // trace prints as read: those rows are checked to 1e-4 (float32 attention), the rest exactly.
+  std::istringstream lines(r.out);
+  std::string shown, line;
+  std::vector<std::vector<double>> scratch;
+  bool erased = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("sorted_below_", 0) != 0 || line.find(".scratch") == std::string::npos) {
+      shown += line + "\n";
+      continue;
+    }
+    std::istringstream row(line.substr(line.find(' ')));
+    std::vector<double> readings;
+    for (double x; row >> x;) readings.push_back(x);
+    if (scratch.size() < 3) scratch.push_back(readings);
+    else erased = erased || readings != std::vector<double>(4, 0.0);
+  }
+  // Counts of keys <= 1, 2, 3 in [3,1,4,2]: 1, 2, 3.
+  const std::vector<std::vector<double>> weights = {{1.0 / 3, 0.6, 2.5 / 3.5, 3.5 / 4.5},
+                                                    {0.5 / 2.5, 1.5 / 3.5, 2.5 / 4.5, 3.5 / 5.5},
+                                                    {0.5 / 3.5, 1.5 / 4.5, 2.5 / 5.5, 3.5 / 6.5}};
+  REQUIRE(scratch.size() == 3);
+  for (size_t k = 0; k < 3; ++k) {
+    REQUIRE(scratch[k].size() == 4);
+    for (size_t i = 0; i < 4; ++i) CHECK(scratch[k][i] == Approx(weights[k][i]).margin(1e-4));
+  }
+  CHECK_FALSE(erased);  // every later stage shows them erased, 0
+  const std::string steps =
+      "sorted_below_1          True  False  False  False\n"
+      "sorted_below_2          True  True   False  False\n"
+      "sorted_below_3          True  True   True   False\n";
+  const std::string header = "position                0     1      2      3\n"
+                             "tokens                  3     1      4      2\n";
+  CHECK(shown ==
         "after embedding:\n"
         "position  0  1  2  3\n"
         "tokens    3  1  4  2\n"
-        "indices   0  1  2  3\n"
         "\n"
         "after block 1 attention:\n"
-        "position                    0    1  2    3\n"
-        "tokens                      3    1  4    2\n"
-        "indices                     0    1  2    3\n" +
-            s1 + "  1/3  1  1/4  1/2\n" + s2 + "  1    1  1    1\n" +
+        "position                0         1         2         3\n"
+        "tokens                  3         1         4         2\n"
+        "\n"
+        "after block 1 MLP:\n" +
+            header + steps +
             "\n"
-            "after block 1 MLP:\n"
-            "position                    0  1  2  3\n"
-            "tokens                      3  1  4  2\n"
-            "indices                     0  1  2  3\n" +
-            after_block_1 +
+            "after block 2 attention:\n" +
+            header + steps +
             "\n"
-            "after block 2 attention:\n"
-            "position                    0  1  2  3\n"
-            "tokens                      3  1  4  2\n"
-            "indices                     0  1  2  3\n" +
-            after_block_1 +
-            "sorted                      1  2  3  4\n"
-            "\n"
-            "after block 2 MLP:\n"
-            "position                    0  1  2  3\n"
-            "tokens                      3  1  4  2\n"
-            "indices                     0  1  2  3\n" +
-            after_block_1 +
-            "sorted                      1  2  3  4\n"
+            "after block 2 MLP:\n" +
+            header + steps +
+            "sorted                  1     2      3      4\n"
             "\n"
             "[1,2,3,4]\n");
 }

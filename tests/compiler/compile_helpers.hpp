@@ -10,6 +10,7 @@
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
 #include "language/program_file.hpp"
+#include "runtime/model_output.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc::testing {
@@ -62,6 +63,20 @@ inline CompileOptions test_options(const std::vector<Value>& vocab, int max_len,
   for (int n = 1; n <= std::min(6, max_len); ++n) total += (power *= double(vocab.size()));
   o.exhaustive_limit = long(total);
   return o;
+}
+
+// A stable sort that stays one (vocabulary 1 2 3 4, bidirectional): its values, the tokens, are not
+// a function of its key, whether a token is above 2, so the library's tie break by position orders
+// them, and count_sorts.cpp leaves it alone. The tests of the widths' sum w1 + w2 compile it.
+inline Program stable_partition() { return program_from_text("sorted = sort(tokens, tokens > 2);\nsorted;\n"); }
+inline std::vector<Value> digits_1_to_4() {
+  return {Value::of_int(1), Value::of_int(2), Value::of_int(3), Value::of_int(4)};
+}
+
+// The model's output at each position of `input` (parse_model_input's forms), on the CPU.
+inline std::vector<std::string> run_model(const Model& model, const std::string& input) {
+  std::unique_ptr<Backend> backend = make_backend(model);
+  return run_positions(*backend, model, parse_model_input(model, input)).values;
 }
 
 // Whether one of the model's residual dimensions has a label starting with `prefix`.

@@ -118,7 +118,7 @@ TEST_CASE("verification backend: a broken weight is caught, whether it was nonze
   const Model assembled = compiler::assemble(program, inference, allocation, lowered, o);
   auto verified = [&](const Model& model) {
     CompileReport report;
-    compiler::verify(program, inference, schedule, allocation, model, o, report);
+    compiler::verify(program, program, inference, schedule, allocation, model, o, report);
     return report;
   };
   CompileReport intact = verified(assembled);

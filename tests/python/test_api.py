@@ -214,9 +214,9 @@ def test_forward_captures_residuals_and_attention():
 
 
 def test_decode_residual_reads_the_s_ops_the_interpreter_computes():
-    program = raspc.Program.from_file(PROGRAMS / "sort.rasp")
+    program = raspc.Program.from_file(PROGRAMS / "most_freq.rasp")
     model = raspc.compile(program, max_len=5)
-    tokens = [3, 1, 2, 2]
+    tokens = ["a", "c", "b", "b"]
     decoded = model.decode_residual(tokens, "embed")
     assert decoded["tokens"][1:] == tokens          # position 0 is BOS
     assert decoded["indices"][1:] == [0, 1, 2, 3]

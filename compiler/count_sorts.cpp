@@ -1,0 +1,205 @@
+// Part of simplify: a stable sort whose values are a function of its keys becomes a counting sort.
+//
+// The library's `sort(seq, key)` gives every position a target (how many keys sort before it, a
+// selector width whose tie break `select(indices, indices, <)` has no O(1) head) and copies `seq`
+// from the key whose target is the query's index. Its model grows with n^2 (docs/long-contexts.md).
+// When `seq` is `key` or a map of it, which element lands at position i does not matter, only its
+// key: with the key's values v_1 < ... < v_m and c_j the number of keys <= v_j, position i holds
+// g(v_j) for the first j with i < c_j. Each `i < c_j` is one head and one MLP step, whatever n
+// (`Node::width_exceeds_index`, lower_head.cpp): BOS scores ln(i + 1/2) above the keys, so its
+// weight (i + 1/2)/(i + 1/2 + c_j) is below 1/2 exactly where c_j > i. The rest is a lookup over
+// m - 1 booleans.
+//
+// Bidirectional only (a causal query sees a prefix, and its counts are not the sorted order's).
+#include <algorithm>
+
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+namespace {
+
+// The most key values a counting sort takes: each costs a head.
+constexpr size_t kMaxCountedKeys = 16;
+// The most combinations of the key's and the values' sources evaluated to see that the values are
+// a function of the key.
+constexpr size_t kMaxEvaluated = 1 << 14;
+
+bool is_select(const Program& p, NodeId id, NodeId key, NodeId query, Comparison cmp) {
+  const Node& n = p.node(id);
+  return n.kind == NodeKind::Select && n.comparison == cmp && n.inputs[0] == key && n.inputs[1] == query;
+}
+
+// `a op b` or `b op a`.
+bool either_order(const Program& p, NodeId id, NodeKind op, const std::function<bool(NodeId, NodeId)>& match) {
+  const Node& n = p.node(id);
+  if (n.kind != op || n.inputs.size() != 2) return false;
+  return match(n.inputs[0], n.inputs[1]) || match(n.inputs[1], n.inputs[0]);
+}
+
+// The key of `aggregate(select(selector_width(key < key' or (key == key' and index < index')),
+// indices, ==), seq)`, the library's sort, or -1.
+NodeId sort_key(const Program& p, NodeId id) {
+  const Node& agg = p.node(id);
+  if (agg.kind != NodeKind::Aggregate) return -1;
+  const Node& by_target = p.node(agg.inputs[0]);
+  if (by_target.kind != NodeKind::Select || by_target.comparison != Comparison::Eq) return -1;
+  const Node& target = p.node(by_target.inputs[0]);
+  if (target.kind != NodeKind::SelectorWidth || target.width_exceeds_index ||
+      p.node(by_target.inputs[1]).kind != NodeKind::Indices)
+    return -1;
+  const NodeId indices = by_target.inputs[1];
+  NodeId key = -1;
+  either_order(p, target.inputs[0], NodeKind::SelectOr, [&](NodeId less, NodeId tie) {
+    const Node& l = p.node(less);
+    if (l.kind != NodeKind::Select || l.comparison != Comparison::Lt || l.inputs[0] != l.inputs[1]) return false;
+    const NodeId k = l.inputs[0];
+    bool ok = either_order(p, tie, NodeKind::SelectAnd, [&](NodeId same, NodeId earlier) {
+      return is_select(p, same, k, k, Comparison::Eq) && is_select(p, earlier, indices, indices, Comparison::Lt);
+    });
+    if (ok) key = k;
+    return ok;
+  });
+  return key;
+}
+
+// The key's values in the order `<` puts them, where `<`, `==` and `<=` agree on them as a strict
+// total order; empty otherwise (or when a comparison is an error).
+std::vector<Value> ordered_keys(const std::vector<Value>& values, const Span& where) {
+  std::vector<Value> sorted = values;
+  try {
+    for (const Value& a : values)
+      for (const Value& b : values) {
+        const bool lt = compare_select(Comparison::Lt, a, b, where), gt = compare_select(Comparison::Lt, b, a, where);
+        const bool eq = compare_select(Comparison::Eq, a, b, where);
+        if (int(lt) + int(gt) + int(eq) != 1 || compare_select(Comparison::Le, a, b, where) != (lt || eq)) return {};
+      }
+    std::sort(sorted.begin(), sorted.end(),
+              [&](const Value& a, const Value& b) { return compare_select(Comparison::Lt, a, b, where); });
+  } catch (const UserError&) {
+    return {};
+  }
+  return sorted;
+}
+
+struct CountingSort {
+  NodeId key = -1;
+  std::vector<Value> keys;     // in sorted order
+  std::vector<Value> written;  // g(keys[j])
+};
+
+// The counting sort for node `id`, when it is a sort whose values are a function of its keys:
+// evaluated on every combination of what both are computed from, equal keys always write equal
+// values (and both are defined wherever they can be computed: where they are not, the sort raises
+// an error the counting sort might not).
+std::optional<CountingSort> counting_sort(const Program& p, const Inference& inference, const CompileOptions& options,
+                                          NodeId id) {
+  const NodeId key = sort_key(p, id);
+  if (key < 0) return std::nullopt;
+  const SopInfo& key_info = inference.info[size_t(key)];
+  if (!key_info.values_known || key_info.values.size() < 2 || key_info.values.size() > kMaxCountedKeys)
+    return std::nullopt;
+  CountingSort plan;
+  plan.key = key;
+  plan.keys = ordered_keys(key_info.values, p.node(id).span);
+  if (plan.keys.empty()) return std::nullopt;
+  const NodeId seq = p.node(id).inputs[1];
+  std::vector<NodeId> support;
+  for (NodeId side : {key, seq}) {
+    const std::vector<NodeId> from =
+        p.node(side).kind == NodeKind::Elementwise ? support_of(p, side) : std::vector<NodeId>{side};
+    support.insert(support.end(), from.begin(), from.end());
+  }
+  std::sort(support.begin(), support.end());
+  support.erase(std::unique(support.begin(), support.end()), support.end());
+  std::vector<JointCombination> combinations;
+  if (!joint_combinations(inference, support, options.max_len, kMaxEvaluated, combinations)) return std::nullopt;
+  const MapValues keys = evaluate_on(p, inference, key, support, combinations);
+  const MapValues values = evaluate_on(p, inference, seq, support, combinations);
+  std::vector<std::optional<Value>> written(plan.keys.size());
+  for (size_t c = 0; c < combinations.size(); ++c) {
+    if (!keys.defined[c] || !values.defined[c]) return std::nullopt;
+    size_t j = 0;
+    while (j < plan.keys.size() && !same_value(plan.keys[j], keys.value[c])) ++j;
+    if (j == plan.keys.size()) return std::nullopt;
+    if (written[j] && !same_value(*written[j], values.value[c])) return std::nullopt;
+    written[j] = values.value[c];
+  }
+  for (const std::optional<Value>& v : written) {
+    if (!v) return std::nullopt;  // a key value no input produces
+    plan.written.push_back(*v);
+  }
+  return plan;
+}
+
+}  // namespace
+
+Program count_sorts(const Program& program, const Inference& inference, const CompileOptions& options) {
+  if (options.mode != Mode::Bidirectional) return program;
+  std::vector<std::optional<CountingSort>> plans(program.nodes.size());
+  bool any = false;
+  FusedCacheScope cache(program);
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    if (!inference.info[size_t(id)].needed) continue;
+    plans[size_t(id)] = counting_sort(program, inference, options, id);
+    any = any || plans[size_t(id)].has_value();
+  }
+  if (!any) return program;
+  Program out;
+  std::vector<NodeId> remap(program.nodes.size(), -1);
+  auto push = [&](Node node) {
+    out.nodes.push_back(std::move(node));
+    return NodeId(out.nodes.size() - 1);
+  };
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    Node node = program.node(id);
+    for (NodeId& in : node.inputs) in = remap[size_t(in)];
+    if (!plans[size_t(id)]) {
+      remap[size_t(id)] = push(std::move(node));
+      continue;
+    }
+    const CountingSort& plan = *plans[size_t(id)];
+    const std::string name = program.label(id);
+    auto constant = [&](const Value& v) {
+      Node c;
+      c.kind = NodeKind::Constant;
+      c.span = node.span;
+      c.constant = v;
+      return push(std::move(c));
+    };
+    // below[j]: whether position i is below c_j, the number of keys <= keys[j].
+    std::vector<NodeId> below;
+    for (size_t j = 0; j + 1 < plan.keys.size(); ++j) {
+      Node at_most;
+      at_most.kind = NodeKind::Select;
+      at_most.span = node.span;
+      at_most.comparison = Comparison::Le;
+      at_most.inputs = {remap[size_t(plan.key)], constant(plan.keys[j])};
+      const NodeId selector = push(std::move(at_most));
+      Node count;
+      count.kind = NodeKind::SelectorWidth;
+      count.span = node.span;
+      count.name = name + "_below_" + std::to_string(j + 1);
+      count.inputs = {selector};
+      count.width_exceeds_index = true;
+      below.push_back(push(std::move(count)));
+    }
+    // written[j] if below[j] else (... else written[m-1]), built from the last key up.
+    NodeId chain = constant(plan.written.back());
+    for (size_t j = below.size(); j-- > 0;) {
+      Node pick;
+      pick.kind = NodeKind::Elementwise;
+      pick.op = ElementOp::IfElse;
+      pick.span = node.span;
+      pick.inputs = {constant(plan.written[j]), below[j], chain};
+      chain = push(std::move(pick));
+    }
+    out.nodes[size_t(chain)].name = node.name;
+    out.nodes[size_t(chain)].annotation = Encoding::Categorical;
+    remap[size_t(id)] = chain;
+  }
+  out.output = remap[size_t(program.output)];
+  for (const auto& [name, id] : program.named) out.named.emplace_back(name, remap[size_t(id)]);
+  return out;
+}
+
+}  // namespace raspc::compiler
