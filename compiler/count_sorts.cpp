@@ -18,7 +18,8 @@
 namespace raspc::compiler {
 namespace {
 
-// The most key values a counting sort takes: each costs a head.
+// The most key values a counting sort takes: each costs a head (and a unit of the lookup over the
+// steps, a decision list: lower_mlp.cpp).
 constexpr size_t kMaxCountedKeys = 16;
 // The most combinations of the key's and the values' sources evaluated to see that the values are
 // a function of the key.
@@ -96,7 +97,10 @@ std::optional<CountingSort> counting_sort(const Program& p, const Inference& inf
   const NodeId key = sort_key(p, id);
   if (key < 0) return std::nullopt;
   const SopInfo& key_info = inference.info[size_t(key)];
-  if (!key_info.values_known || key_info.values.size() < 2 || key_info.values.size() > kMaxCountedKeys)
+  // A head a key value against the stable sort's one-hots of n + 1 widths: below a maximum length
+  // of m the stable sort is the smaller (measured: 4 keys at max length 3, 8 at 7).
+  if (!key_info.values_known || key_info.values.size() < 2 || key_info.values.size() > kMaxCountedKeys ||
+      size_t(options.max_len) < key_info.values.size())
     return std::nullopt;
   CountingSort plan;
   plan.key = key;
@@ -194,7 +198,7 @@ Program count_sorts(const Program& program, const Inference& inference, const Co
       chain = push(std::move(pick));
     }
     out.nodes[size_t(chain)].name = node.name;
-    out.nodes[size_t(chain)].annotation = Encoding::Categorical;
+    out.nodes[size_t(chain)].annotation = node.annotation;
     remap[size_t(id)] = chain;
   }
   out.output = remap[size_t(program.output)];

@@ -267,13 +267,16 @@ struct TableOutputs {
   }
 };
 
-// A lookup over one-hot inputs only where, with the others fixed, one input often does not matter
-// (`shown = filler if seen_before else tokens`: once seen, every token gives the filler): one gate
-// over the other inputs stands for all of that input's values there. False (nothing emitted) when
-// no input saves a unit.
-bool lower_with_free_input(const LowerContext& ctx, const GroupTarget& target, const std::vector<NodeId>& inputs,
-                           const std::vector<CategoricalView>& views, const std::vector<JointCombination>& combinations,
-                           const Span& where, Builder& builder) {
+// A lookup over one-hot inputs only where some inputs often do not matter once others are known
+// (`shown = filler if seen_before else tokens`: once seen, every token gives the filler; a counting
+// sort's `v1 if below_1 else (v2 if below_2 else ...)`: each step decides, whatever the later ones
+// hold): the combinations split on one input at a time, and a set of them that writes one output
+// is one unit gated on the inputs split on so far. Each combination falls in exactly one such set,
+// so exactly one unit is on, as in a unit per combination. The input split on is the one whose
+// parts need fewest units a level down (then the one that settles most parts). False (nothing emitted) when no split saves a unit.
+bool lower_as_decision_tree(const LowerContext& ctx, const GroupTarget& target, const std::vector<NodeId>& inputs,
+                            const std::vector<CategoricalView>& views,
+                            const std::vector<JointCombination>& combinations, const Span& where, Builder& builder) {
   const size_t n = inputs.size();
   if (n < 2) return false;
   const TableOutputs table(target, views, combinations);
@@ -282,42 +285,63 @@ bool lower_with_free_input(const LowerContext& ctx, const GroupTarget& target, c
       if (!table.same(c, members[0])) return false;
     return true;
   };
-  using Groups = std::map<std::vector<size_t>, std::vector<size_t>>;  // the other inputs' digits -> combinations
-  size_t free = n, fewest = combinations.size();
-  Groups chosen;
-  for (size_t f = 0; f < n; ++f) {
-    Groups groups;
-    for (size_t c = 0; c < combinations.size(); ++c) {
-      std::vector<size_t> rest = combinations[c].digits;
-      rest.erase(rest.begin() + long(f));
-      groups[rest].push_back(c);
+  using Parts = std::map<size_t, std::vector<size_t>>;  // a digit of the input split on -> combinations
+  auto split = [&](const std::vector<size_t>& members, size_t input) {
+    Parts parts;
+    for (size_t c : members) parts[combinations[c].digits[input]].push_back(c);
+    return parts;
+  };
+  // The leaves: sets of combinations, each with the inputs it was split on (all n where none helped).
+  struct Leaf {
+    std::vector<size_t> members;
+    std::vector<uint8_t> decided;
+  };
+  std::vector<Leaf> leaves;
+  std::function<void(std::vector<size_t>, std::vector<uint8_t>)> grow = [&](std::vector<size_t> members,
+                                                                             std::vector<uint8_t> decided) {
+    if (uniform(members)) return leaves.push_back({std::move(members), std::move(decided)});
+    // Fewest units a level down, then most parts settled there (their units read fewer inputs).
+    size_t best = n, fewest = members.size(), most_settled = 0;
+    for (size_t f = 0; f < n; ++f) {
+      if (decided[f]) continue;
+      size_t units = 0, settled = 0;
+      for (const auto& [digit, part] : split(members, f)) {
+        const bool one = uniform(part);
+        units += one ? 1 : part.size();
+        settled += one;
+      }
+      if (units < fewest || (units == fewest && best < n && settled > most_settled))
+        fewest = units, best = f, most_settled = settled;
     }
-    size_t units = 0;
-    for (const auto& [rest, members] : groups) units += uniform(members) ? 1 : members.size();
-    if (units < fewest) fewest = units, free = f, chosen = std::move(groups);
-  }
-  if (free == n) return false;
+    if (best == n) {
+      for (size_t c : members) leaves.push_back({{c}, std::vector<uint8_t>(n, 1)});
+      return;
+    }
+    decided[best] = 1;
+    for (auto& [digit, part] : split(members, best)) grow(std::move(part), decided);
+  };
+  std::vector<size_t> all(combinations.size());
+  for (size_t c = 0; c < all.size(); ++c) all[c] = c;
+  grow(all, std::vector<uint8_t>(n, 0));
+  if (leaves.size() >= combinations.size()) return false;
 
-  auto emit = [&](const std::vector<size_t>& digits, size_t skip, size_t c) {
+  for (const Leaf& leaf : leaves) {
+    const size_t c = leaf.members[0];
     Functional matched;
     std::vector<NodeId> read;
     std::vector<Value> shown;
     for (size_t i = 0; i < n; ++i) {
-      if (i == skip) continue;
+      if (!leaf.decided[i]) continue;
+      const size_t digit = combinations[c].digits[i];
       read.push_back(inputs[i]);
-      shown.push_back(views[i].values[digits[i]]);
-      for (const auto& entry : views[i].read[digits[i]]) matched.push_back(entry);
+      shown.push_back(views[i].values[digit]);
+      for (const auto& entry : views[i].read[digit]) matched.push_back(entry);
     }
     StepLevel level;
     level.out = table.out[c];
     level.defined = table.defined[c];
     emit_gated_steps(ctx, builder, matched, read.size(), combination_label(ctx, read, shown), {}, "", {level},
                      ReadRange{}, where);
-  };
-  for (const auto& [rest, members] : chosen) {
-    if (uniform(members)) emit(combinations[members[0]].digits, free, members[0]);
-    else
-      for (size_t c : members) emit(combinations[c].digits, n, c);
   }
   return true;
 }
@@ -592,7 +616,7 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
   }
 
   if (numeric.empty() && lower_through_sum(ctx, target, inputs, views, combinations, builder)) return;
-  if (numeric.empty() && lower_with_free_input(ctx, target, inputs, views, combinations, where, builder)) return;
+  if (numeric.empty() && lower_as_decision_tree(ctx, target, inputs, views, combinations, where, builder)) return;
 
   std::vector<Value> assignment(inputs.size());
   for (const JointCombination& combination : combinations) {
