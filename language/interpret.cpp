@@ -46,10 +46,62 @@ inline bool compare_values(const Value& key, const Value& query, const Span& whe
   return compare_select(kCmp, key, query, where);
 }
 
-// Fills the n*n selector; `q` tracks the query being compared, for error messages.
+// Both sides as integers where compare_values would compare them as such: integer numbers for any
+// comparison, interned strings for == and !=. False otherwise (then every pair goes through
+// compare_values).
+bool as_integers(const std::vector<Value>& values, int n, std::vector<int64_t>& out) {
+  out.resize(size_t(n));
+  for (int i = 0; i < n; ++i) {
+    const Value& v = values[size_t(i)];
+    if (v.kind == ValueKind::Number && v.number.den == 1) out[size_t(i)] = v.number.num;
+    else return false;
+  }
+  return true;
+}
+template <Comparison kCmp>
+bool as_string_ids(const std::vector<Value>& values, int n, std::vector<int64_t>& out) {
+  if (kCmp != Comparison::Eq && kCmp != Comparison::Ne) return false;
+  out.resize(size_t(n));
+  for (int i = 0; i < n; ++i) {
+    const Value& v = values[size_t(i)];
+    if (v.kind == ValueKind::String) out[size_t(i)] = v.string_id;
+    else return false;
+  }
+  return true;
+}
+
+template <Comparison kCmp>
+inline bool compare_integers(int64_t key, int64_t query) {
+  switch (kCmp) {
+    case Comparison::Eq: return key == query;
+    case Comparison::Ne: return key != query;
+    case Comparison::Lt: return key < query;
+    case Comparison::Gt: return key > query;
+    case Comparison::Le: return key <= query;
+    case Comparison::Ge: return key >= query;
+  }
+  return false;
+}
+
+// Fills the n*n selector; `q` tracks the query being compared, for error messages. Where both
+// sides are integers (or interned strings under == and !=), the row is a loop over plain integers,
+// which the compiler vectorises: the library's sort builds four n*n selectors an input.
 template <Comparison kCmp>
 void fill_selector(const std::vector<Value>& keys, const std::vector<Value>& queries, uint8_t* matrix, int n,
                    bool causal, const Span& where, int& q) {
+  thread_local std::vector<int64_t> key_ints, query_ints;
+  if ((as_integers(keys, n, key_ints) && as_integers(queries, n, query_ints)) ||
+      (as_string_ids<kCmp>(keys, n, key_ints) && as_string_ids<kCmp>(queries, n, query_ints))) {
+    for (q = 0; q < n; ++q) {
+      uint8_t* row = matrix + size_t(q) * size_t(n);
+      const int visible = causal ? q + 1 : n;
+      const int64_t query = query_ints[size_t(q)];
+      const int64_t* key = key_ints.data();
+      for (int k = 0; k < visible; ++k) row[k] = uint8_t(compare_integers<kCmp>(key[k], query));
+      std::fill(row + visible, row + n, uint8_t(0));
+    }
+    return;
+  }
   for (q = 0; q < n; ++q) {
     uint8_t* row = matrix + size_t(q) * size_t(n);
     const int visible = causal ? q + 1 : n;
