@@ -34,8 +34,13 @@ MAX_LEN = 8
 # long_addition bidirectional is the same depth (6 layers): 0.0017-0.0018 in HF and both
 # TransformerLens versions, argmax 16,304/16,304, once raspc's own CPU forward summed its products
 # in its own order (runtime/gemm.cpp, measured 2026-12-01; under 1e-3 with Eigen's order before).
+# sort bidirectional is a counting sort (docs/long-contexts.md): its MLP steps read BOS's attention
+# weight at a gap of 1/(8n) from 1/2, so their slopes (about 650 at MAX_LEN 8) multiply the float32
+# rounding that another runtime's order of sums gives that weight: 0.0011 in HF and 0.0015 in
+# TransformerLens 2 (measured 2026-12-02, argmax 540/540; 0.0002-0.0004 as a stable sort before).
 LOGIT_TOLERANCE_FOR = {"long_addition.causal": 0.05, "long_addition.bidirectional": 0.01,
-                       "shuffle_dyck.bidirectional": 0.01, "shuffle_dyck.causal": 0.01}
+                       "shuffle_dyck.bidirectional": 0.01, "shuffle_dyck.causal": 0.01,
+                       "sort.bidirectional": 0.005}
 
 
 def sh(args, **kw):
