@@ -176,7 +176,7 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     if (!scratch)
       for (const Value& v : info.values) values.push_back(to_display(v));
     // A width's scratch holds 1/(w+1) for the w keys selected besides BOS, and 0 once erased; a
-    // counting sort's step holds BOS's weight (i + 1/2)/(i + 1/2 + w), too many values to list.
+    // width step holds BOS's weight (i + 1/2)/(i + 1/2 + w), too many values to list.
     if (scratch && program.node(id).width_exceeds_index) values.push_back("0");
     else if (scratch)
       for (int w = max_len; w >= -1; --w) values.push_back(w < 0 ? "0" : w == 0 ? "1" : "1/" + std::to_string(w + 1));

@@ -73,11 +73,11 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   // Value sets are inferred on the simplified program: merging means there is what lets the
   // Dyck programs' balances be one numerical s-op, and refusals would otherwise come too early.
   Program program =
-      merge_means(simplify(options.mode == Mode::Causal ? causal_prefixes(input_program) : input_program));
+      width_steps(merge_means(simplify(options.mode == Mode::Causal ? causal_prefixes(input_program) : input_program)));
   Inference inference = infer(program, options);
   Program counted = count_sorts(program, inference, options);
   if (counted.nodes.size() != program.nodes.size()) {
-    program = std::move(counted);
+    program = width_steps(counted);
     inference = infer(program, options);
   }
   Program pruned = prune_map_inputs(program, inference, options);

@@ -6,9 +6,7 @@
 // When `seq` is `key` or a map of it, which element lands at position i does not matter, only its
 // key: with the key's values v_1 < ... < v_m and c_j the number of keys <= v_j, position i holds
 // g(v_j) for the first j with i < c_j. Each `i < c_j` is one head and one MLP step, whatever n
-// (`Node::width_exceeds_index`, lower_head.cpp): BOS scores ln(i + 1/2) above the keys, so its
-// weight (i + 1/2)/(i + 1/2 + c_j) is below 1/2 exactly where c_j > i. The rest is a lookup over
-// m - 1 booleans.
+// (width_steps.cpp). The rest is a lookup over m - 1 booleans.
 //
 // Bidirectional only (a causal query sees a prefix, and its counts are not the sorted order's).
 #include <algorithm>
@@ -45,8 +43,7 @@ NodeId sort_key(const Program& p, NodeId id) {
   const Node& by_target = p.node(agg.inputs[0]);
   if (by_target.kind != NodeKind::Select || by_target.comparison != Comparison::Eq) return -1;
   const Node& target = p.node(by_target.inputs[0]);
-  if (target.kind != NodeKind::SelectorWidth || target.width_exceeds_index ||
-      p.node(by_target.inputs[1]).kind != NodeKind::Indices)
+  if (target.kind != NodeKind::SelectorWidth || p.node(by_target.inputs[1]).kind != NodeKind::Indices)
     return -1;
   const NodeId indices = by_target.inputs[1];
   NodeId key = -1;
@@ -83,7 +80,7 @@ std::vector<Value> ordered_keys(const std::vector<Value>& values, const Span& wh
 }
 
 struct CountingSort {
-  NodeId key = -1;
+  NodeId key = -1, indices = -1;
   std::vector<Value> keys;     // in sorted order
   std::vector<Value> written;  // g(keys[j])
 };
@@ -104,6 +101,7 @@ std::optional<CountingSort> counting_sort(const Program& p, const Inference& inf
     return std::nullopt;
   CountingSort plan;
   plan.key = key;
+  plan.indices = p.node(p.node(id).inputs[0]).inputs[1];
   plan.keys = ordered_keys(key_info.values, p.node(id).span);
   if (plan.keys.empty()) return std::nullopt;
   const NodeId seq = p.node(id).inputs[1];
@@ -170,7 +168,8 @@ Program count_sorts(const Program& program, const Inference& inference, const Co
       c.constant = v;
       return push(std::move(c));
     };
-    // below[j]: whether position i is below c_j, the number of keys <= keys[j].
+    // below[j]: `indices < c_j`, c_j the number of keys <= keys[j] (width_steps.cpp makes each
+    // one head and one step).
     std::vector<NodeId> below;
     for (size_t j = 0; j + 1 < plan.keys.size(); ++j) {
       Node at_most;
@@ -182,10 +181,16 @@ Program count_sorts(const Program& program, const Inference& inference, const Co
       Node count;
       count.kind = NodeKind::SelectorWidth;
       count.span = node.span;
-      count.name = name + "_below_" + std::to_string(j + 1);
+      count.name = name + "_count_" + std::to_string(j + 1);
       count.inputs = {selector};
-      count.width_exceeds_index = true;
-      below.push_back(push(std::move(count)));
+      const NodeId width = push(std::move(count));
+      Node less;
+      less.kind = NodeKind::Elementwise;
+      less.op = ElementOp::Lt;
+      less.span = node.span;
+      less.name = name + "_below_" + std::to_string(j + 1);
+      less.inputs = {remap[size_t(plan.indices)], width};
+      below.push_back(push(std::move(less)));
     }
     // written[j] if below[j] else (... else written[m-1]), built from the last key up.
     NodeId chain = constant(plan.written.back());

@@ -131,6 +131,12 @@ std::string dump_lowered(const Lowered& lowered, const Allocation& allocation) {
 
 std::string explain(const Program& program, const Inference& inference, const Schedule& schedule) {
   std::ostringstream out;
+  // Maps without dimensions of their own are read by heads (a select's side, an aggregate's
+  // values: folded into the weights) or by other maps (fused into their lookup).
+  std::vector<uint8_t> read_by_head(program.nodes.size(), 0);
+  for (const Node& node : program.nodes)
+    if (node.kind == NodeKind::Select || node.kind == NodeKind::Aggregate)
+      for (NodeId in : node.inputs) read_by_head[size_t(in)] = 1;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];
     const Node& node = program.node(id);
@@ -145,7 +151,10 @@ std::string explain(const Program& program, const Inference& inference, const Sc
             std::to_string(info.values.size()) + " combinations: one dimension each";
     out << program.label(id) << ": " << encoding_name(info.encoding) << ", because " << why << "; ";
     if (!schedule.why[size_t(id)].empty()) out << schedule.why[size_t(id)];
-    else if (node.kind == NodeKind::Elementwise) out << "folded into the weights of the heads that read it";
+    else if (node.kind == NodeKind::Elementwise && read_by_head[size_t(id)])
+      out << "folded into the weights of the heads that read it";
+    else if (node.kind == NodeKind::Elementwise)
+      out << "fused into the lookup table of the map that reads it";
     out << "\n";
   }
   return out.str();

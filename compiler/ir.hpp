@@ -245,10 +245,13 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
 NodeId comparison_source(const Program& program, const Inference& inference, NodeId side);
 
 // The library's stable sort of a categorical key whose values are the key or a map of it becomes a
-// counting sort: a boolean `indices < count of keys <= v` per key value v (one head and one MLP step
-// each, at any length) and a lookup over them (count_sorts.cpp). Bidirectional only. Unchanged when
-// nothing applies.
+// counting sort: a boolean `indices < count of keys <= v` per key value v and a lookup over them
+// (count_sorts.cpp). Bidirectional only. Unchanged when nothing applies.
 Program count_sorts(const Program& program, const Inference& inference, const CompileOptions& options);
+// `indices < selector_width(s)` (and `w > indices`, and the negations `>=`, `<=`) becomes a
+// SelectorWidth marked width_exceeds_index (and index_at_least for the negations): one head and one
+// MLP step at any length (width_steps.cpp). Before inference. Unchanged when nothing applies.
+Program width_steps(const Program& program);
 
 // A selector conjunct that combines comparisons reading several s-ops on one side with `or` or
 // `not` is not a sum of tables over pairs of s-ops: rewrites it to compare maps of one tuple of
@@ -340,7 +343,7 @@ struct Allocation {
   // sees the same moments at every position (c, e: PositionNumbers::centre, extent).
   std::map<NodeId, std::vector<int>> number;
   std::map<NodeId, std::vector<int>> tokens;  // Tokens node -> a dimension per vocabulary symbol
-  // ln(i + 1/2) by position, for counting sorts' heads (count_sorts.cpp): u, -u, y, -y with
+  // ln(i + 1/2) by position, for width steps' heads (width_steps.cpp): u, -u, y, -y with
   // u = ln(i + 1/2) / log_position_scale and y^2 = 1 - u^2, balanced like a number group. Empty
   // where nothing reads it.
   std::vector<int> log_position;

@@ -302,7 +302,7 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   // BOS as a key: exactly B for every query.
   double B = node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G;
   if (!node.width_exceeds_index) return {terms, ctx.unit(one, B)};
-  // A counting sort's step: BOS scores ln(i + 1/2) above a selected key, so it weighs as i + 1/2
+  // A width step (width_steps.cpp): BOS scores ln(i + 1/2) above a selected key, so it weighs as i + 1/2
   // of them and holds less than half the attention exactly where more than i keys are selected.
   const std::vector<int>& ln = ctx.allocation.log_position;
   return {terms, {{one, B}, {ln[0], 0.5 * ctx.allocation.log_position_scale},

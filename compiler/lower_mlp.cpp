@@ -474,17 +474,18 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
 }
 
 // The values a selector width's scratch dimension holds, by the width's value: 1/(w+1); for a
-// counting sort's step (count_sorts.cpp) BOS's weight (i + 1/2)/(i + 1/2 + c) at the extremes of
+// width step (width_steps.cpp) BOS's weight (i + 1/2)/(i + 1/2 + c) at the extremes of
 // each side, where false (c <= i) is at least 1/2 + 1/(4(2i + 1/2)) and true (c > i) at most
 // 1/2 - 1/(4(2i + 3/2)), closest to 1/2 at the last index.
 std::vector<std::pair<Value, double>> scratch_levels(const LowerContext& ctx, NodeId width) {
   std::vector<std::pair<Value, double>> levels;
   if (ctx.program.node(width).width_exceeds_index) {
     const double n = ctx.options.max_len;
-    levels.push_back({Value::of_bool(true), 0.5 / (n + 0.5)});
-    levels.push_back({Value::of_bool(true), 0.5 - 0.25 / (2.0 * n - 0.5)});
-    levels.push_back({Value::of_bool(false), 0.5 + 0.25 / (2.0 * n - 1.5)});
-    levels.push_back({Value::of_bool(false), 1.0});
+    const bool below = !ctx.program.node(width).index_at_least;  // the value where the width exceeds i
+    levels.push_back({Value::of_bool(below), 0.5 / (n + 0.5)});
+    levels.push_back({Value::of_bool(below), 0.5 - 0.25 / (2.0 * n - 0.5)});
+    levels.push_back({Value::of_bool(!below), 0.5 + 0.25 / (2.0 * n - 1.5)});
+    levels.push_back({Value::of_bool(!below), 1.0});
     return levels;
   }
   for (const Value& v : ctx.info(width).values) levels.push_back({v, 1.0 / (number_of(v) + 1.0)});
@@ -721,7 +722,7 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
   std::vector<std::vector<const MlpJob*>> groups;
   for (const MlpJob& job : jobs) {
     bool placed = false;
-    // A counting sort's step erases its scratch linearly: what it holds is not a function of its value.
+    // A width step erases its scratch linearly: what it holds is not a function of its value.
     const bool linear_eraser = job.erase_scratch && ctx.program.node(job.node).width_exceeds_index;
     for (auto& group : groups)
       if (!linear_eraser && !(group.front()->erase_scratch && ctx.program.node(group.front()->node).width_exceeds_index) &&

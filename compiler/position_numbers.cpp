@@ -181,7 +181,12 @@ class Planner {
 
   bool is_length(NodeId id) const {
     const Node& node = program_.node(id);
-    return node.kind == NodeKind::SelectorWidth && always_true(program_, node.inputs[0]);
+    return node.kind == NodeKind::SelectorWidth && !node.width_exceeds_index && always_true(program_, node.inputs[0]);
+  }
+  // A selector width that holds a number (a width step, width_steps.cpp, holds a boolean).
+  bool is_counting_width(NodeId id) const {
+    const Node& node = program_.node(id);
+    return node.kind == NodeKind::SelectorWidth && !node.width_exceeds_index;
   }
 
   std::vector<NodeId> lengths_in(NodeId side) const {
@@ -246,17 +251,17 @@ class Planner {
   // than one width's, and float32 loses the square already at max length 12 (measured).
   bool is_counted_key(NodeId side) const {
     const Node& node = program_.node(side);
-    if (node.kind == NodeKind::SelectorWidth) return !is_length(side);
+    if (node.kind == NodeKind::SelectorWidth) return is_counting_width(side) && !is_length(side);
     if (node.kind != NodeKind::Elementwise || node.annotation != Encoding::Unspecified) return false;
     std::vector<NodeId> support = support_of(program_, side);
-    return support.size() == 1 && program_.node(support[0]).kind == NodeKind::SelectorWidth && !is_length(support[0]);
+    return support.size() == 1 && is_counting_width(support[0]) && !is_length(support[0]);
   }
 
   bool reads_several_widths(NodeId side) const {
     const Node& node = program_.node(side);
     if (node.kind != NodeKind::Elementwise) return false;
     size_t widths = 0;
-    for (NodeId s : support_of(program_, side)) widths += program_.node(s).kind == NodeKind::SelectorWidth;
+    for (NodeId s : support_of(program_, side)) widths += is_counting_width(s);
     return widths > 1;
   }
 

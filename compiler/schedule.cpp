@@ -197,7 +197,7 @@ class Scheduler {
     int numeric_reads = 0;
     for (size_t i = 0; i < support.size(); ++i) {
       NodeId s = support[i];
-      // A counting sort's step holds BOS's weight, not 1/(w+1): only its own MLP reads that.
+      // A width step holds BOS's weight, not 1/(w+1): only its own MLP reads that.
       if (program_.node(s).kind == NodeKind::SelectorWidth && !program_.node(s).width_exceeds_index)
         reads[i] = ReadKind::Scratch, ++numeric_reads;
       else if (encoding(s) == Encoding::Numerical) reads[i] = ReadKind::Numeric, ++numeric_reads;

@@ -98,7 +98,7 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
   std::vector<std::vector<NodeId>> splits(program.nodes.size());
   bool any = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
-    // A counting sort's step compares its width with the index: its parts' sum would not.
+    // A width step compares its width with the index: its parts' sum would not.
     if (!inference.info[size_t(id)].needed || program.node(id).kind != NodeKind::SelectorWidth ||
         program.node(id).width_exceeds_index)
       continue;

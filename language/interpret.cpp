@@ -229,7 +229,8 @@ void Interpreter::evaluate(NodeId id, const std::vector<Value>& input, int n) {
         const uint8_t* row = matrix.data() + size_t(q) * size_t(n);
         int width = 0;
         for (int k = 0; k < n; ++k) width += row[k];
-        out[size_t(q)] = node.width_exceeds_index ? Value::of_bool(q < width) : number_value(width, 1);
+        out[size_t(q)] = node.width_exceeds_index ? Value::of_bool((q < width) != node.index_at_least)
+                                                  : number_value(width, 1);
       }
       break;
     }

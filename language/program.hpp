@@ -74,9 +74,11 @@ struct Node {
   // SelectorWidth, set by the compiler: the parts of one width split over disjoint selectors share
   // this tag (compiler/split_widths.cpp), so their sum is at most the keys a query sees.
   int disjoint_part_of = -1;
-  // SelectorWidth, set by the compiler (compiler/count_sorts.cpp): the value is whether the width
-  // exceeds the query's index (`indices < width`, a bool) instead of the width.
+  // SelectorWidth, set by the compiler (compiler/width_steps.cpp): the value is whether the width
+  // exceeds the query's index (`indices < width`, a bool) instead of the width; with
+  // index_at_least, the negation (`indices >= width`).
   bool width_exceeds_index = false;
+  bool index_at_least = false;
 
   bool is_selector() const {
     return kind == NodeKind::Select || kind == NodeKind::SelectAnd || kind == NodeKind::SelectOr ||

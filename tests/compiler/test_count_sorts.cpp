@@ -13,14 +13,14 @@ using namespace raspc::testing;
 
 namespace {
 
-// The program as compile_program hands it to count_sorts, and what that makes of it.
+// The program as compile_program hands it to count_sorts, and what that and width_steps make of it.
 struct Rewrite {
   Program before, after;
 };
 Rewrite count_sorts_of(const Program& source, const CompileOptions& o) {
   Rewrite r;
   r.before = compiler::merge_means(compiler::simplify(source));
-  r.after = compiler::count_sorts(r.before, compiler::infer(r.before, o), o);
+  r.after = compiler::width_steps(compiler::count_sorts(r.before, compiler::infer(r.before, o), o));
   return r;
 }
 
@@ -89,7 +89,8 @@ TEST_CASE("count_sorts: sort is two blocks and O(n) parameters, exact at max len
   CHECK(small.report.layers == 2);  // RASP's count for sort
   CHECK(small.report.parameters == 7956);  // 73,862 as a stable sort (stable_partition's size)
   CHECK(has_label(small.model, "sorted_below_3"));
-  CHECK(small.explanation.find("indices < selector_width (a counting sort's step)") != std::string::npos);
+  CHECK(small.explanation.find("sorted_below_1: categorical, because indices < selector_width, one head and one step") !=
+        std::string::npos);
   CHECK(run_model(small.model, "[3,1,4,2,2]") == std::vector<std::string>{"1", "2", "2", "3", "4"});
 
   // At 256 (the issue's case for the default suite): every input up to length 6, then 3 random
@@ -136,4 +137,37 @@ TEST_CASE("verification interprets the program as written, not the compiler's re
   INFO(descending.first_mismatch);
   // (The model follows its own program, so the residual departs from no s-op of it.)
   CHECK(descending.first_mismatch == "input [2,1]: expected [2,1], the model gives [1,2] (first at position 0)");
+}
+
+TEST_CASE("width_steps: indices < selector_width is one head and one step, in both modes, and its negation too") {
+  // The counts of the tokens <= "b" compared with each position: at max length 64 as a lookup over
+  // (index, width) pairs it would be a 65-value one-hot and a table of 64 x 65 pairs.
+  const std::vector<Value> vocab = parse_vocabulary("abc");
+  for (Mode mode : {Mode::Bidirectional, Mode::Causal}) {
+    for (const char* text : {"x = indices < selector_width(select(tokens, \"b\", <=));\nx;\n",
+                             "x = selector_width(select(tokens, \"b\", <=)) > indices;\nx;\n",
+                             "x = indices >= selector_width(select(tokens, \"b\", <=));\nx;\n",
+                             "x = selector_width(select(tokens, \"b\", <=)) <= indices;\nx;\n"}) {
+      INFO(text << (mode == Mode::Causal ? " causal" : " bidirectional"));
+      CompileOptions o = test_options(vocab, 64, mode, 20);
+      CompileResult r = compile_program(program_from_text(text), o);
+      INFO(r.report.first_mismatch);
+      CHECK(r.report.mismatches == 0);
+      CHECK(r.report.layers == 1);
+      CHECK(r.report.parameters < 10000);
+      CHECK(r.model.config.n_inner <= 4);
+      CHECK(has_label(r.model, "position.ln"));
+    }
+  }
+  // `length` is a width too: `indices < length` holds everywhere, and is a step like any other
+  // (not the length's number group).
+  CompileResult everywhere =
+      compile_program(program_from_text("indices < length;"), test_options(vocab, 16, Mode::Bidirectional, 20));
+  CHECK(everywhere.report.mismatches == 0);
+  CHECK(run_model(everywhere.model, "abcab") == std::vector<std::string>(5, "True"));
+  // Another comparison (indices <= w) keeps the lookup.
+  CompileOptions o = test_options(vocab, 16, Mode::Bidirectional, 20);
+  CompileResult other = compile_program(program_from_text("indices <= selector_width(select(tokens, \"b\", <=));"), o);
+  CHECK(other.report.mismatches == 0);
+  CHECK_FALSE(has_label(other.model, "position.ln"));
 }

@@ -1,0 +1,79 @@
+// Part of simplify: `indices < selector_width(s)` (or `selector_width(s) > indices`, and their
+// negations `>=` / `<=`) becomes one head and one MLP step, whatever the maximum length. Before
+// inference, which would list the (index, width) pairs of the comparison and refuse them at long
+// lengths.
+//
+// Read as it is written, the comparison is a lookup over (index, width) pairs: n^2 of them, and
+// the width's one-hot of n + 1 values. But the width's head can compare for itself: where BOS
+// scores ln(i + 1/2) above a selected key instead of tying with it, BOS weighs as much as i + 1/2
+// keys, and its attention weight (i + 1/2)/(i + 1/2 + w) is below 1/2 exactly where w > i
+// (`Node::width_exceeds_index`: lower_head.cpp writes the head, lower_mlp.cpp's scratch levels the
+// step, docs/long-contexts.md the float32 argument). Counting sorts (count_sorts.cpp) are made of
+// these.
+#include "compiler/ir.hpp"
+
+namespace raspc::compiler {
+namespace {
+
+// The width compared with `indices` by `node`, and whether the node holds `indices < width` (true)
+// or its negation; -1 when the node is not such a comparison.
+NodeId compared_width(const Program& p, const Node& node, bool& below) {
+  if (node.kind != NodeKind::Elementwise || node.inputs.size() != 2) return -1;
+  auto is = [&](NodeId id, NodeKind kind) {
+    const Node& n = p.node(id);
+    return n.kind == kind && !(kind == NodeKind::SelectorWidth && n.width_exceeds_index);
+  };
+  const NodeId a = node.inputs[0], b = node.inputs[1];
+  if (is(a, NodeKind::Indices) && is(b, NodeKind::SelectorWidth)) {
+    if (node.op != ElementOp::Lt && node.op != ElementOp::Ge) return -1;
+    below = node.op == ElementOp::Lt;  // indices < w; indices >= w is its negation
+    return b;
+  }
+  if (is(a, NodeKind::SelectorWidth) && is(b, NodeKind::Indices)) {
+    if (node.op != ElementOp::Gt && node.op != ElementOp::Le) return -1;
+    below = node.op == ElementOp::Gt;  // w > indices; w <= indices is its negation
+    return a;
+  }
+  return -1;
+}
+
+}  // namespace
+
+Program width_steps(const Program& program) {
+  bool any = false;
+  for (NodeId id = 0; id < NodeId(program.nodes.size()) && !any; ++id) {
+    bool below = false;
+    any = compared_width(program, program.node(id), below) >= 0;
+  }
+  if (!any) return program;
+  Program out;
+  std::vector<NodeId> remap(program.nodes.size(), -1);
+  auto push = [&](Node node) {
+    out.nodes.push_back(std::move(node));
+    return NodeId(out.nodes.size() - 1);
+  };
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    Node node = program.node(id);
+    bool below = false;
+    const NodeId width = compared_width(program, node, below);
+    for (NodeId& in : node.inputs) in = remap[size_t(in)];
+    if (width < 0) {
+      remap[size_t(id)] = push(std::move(node));
+      continue;
+    }
+    Node step;
+    step.kind = NodeKind::SelectorWidth;
+    step.span = node.span;
+    step.name = node.name;
+    step.annotation = node.annotation;
+    step.inputs = {remap[size_t(program.node(width).inputs[0])]};
+    step.width_exceeds_index = true;
+    step.index_at_least = !below;
+    remap[size_t(id)] = push(std::move(step));
+  }
+  out.output = remap[size_t(program.output)];
+  for (const auto& [name, id] : program.named) out.named.emplace_back(name, remap[size_t(id)]);
+  return out;
+}
+
+}  // namespace raspc::compiler
