@@ -18,7 +18,9 @@ namespace {
 // The width compared with `indices` by `node`, and whether the node holds `indices < width` (true)
 // or its negation; -1 when the node is not such a comparison.
 NodeId compared_width(const Program& p, const Node& node, bool& below) {
-  if (node.kind != NodeKind::Elementwise || node.inputs.size() != 2) return -1;
+  // (A comparison made numerical() keeps its lookup: a width step is categorical.)
+  if (node.kind != NodeKind::Elementwise || node.inputs.size() != 2 || node.annotation == Encoding::Numerical)
+    return -1;
   auto is = [&](NodeId id, NodeKind kind) {
     const Node& n = p.node(id);
     return n.kind == kind && !(kind == NodeKind::SelectorWidth && n.width_exceeds_index);
