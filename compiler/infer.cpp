@@ -274,8 +274,9 @@ class Inferrer {
         if (node.width_exceeds_index) {
           out.values = {Value::of_bool(false), Value::of_bool(true)};
           out.encoding = Encoding::Categorical;
-          out.why = "indices < selector_width, one head and one step at any length: BOS, scoring ln(i + 1/2) above "
-                    "the keys, holds less than half the attention exactly where the width exceeds the index";
+          out.why = std::string(node.index_at_least ? "indices >= selector_width" : "indices < selector_width") +
+                    ", one head and one step at any length: BOS, scoring ln(i + 1/2) above the keys, holds less "
+                    "than half the attention exactly where the width exceeds the index";
           break;
         }
         std::vector<std::vector<int>> widths = widths_by_position(node.inputs[0]);
