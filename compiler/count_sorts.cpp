@@ -146,19 +146,8 @@ Program count_sorts(const Program& program, const Inference& inference, const Co
     any = any || plans[size_t(id)].has_value();
   }
   if (!any) return program;
-  Program out;
-  std::vector<NodeId> remap(program.nodes.size(), -1);
-  auto push = [&](Node node) {
-    out.nodes.push_back(std::move(node));
-    return NodeId(out.nodes.size() - 1);
-  };
-  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
-    Node node = program.node(id);
-    for (NodeId& in : node.inputs) in = remap[size_t(in)];
-    if (!plans[size_t(id)]) {
-      remap[size_t(id)] = push(std::move(node));
-      continue;
-    }
+  return rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
+    if (!plans[size_t(id)]) return NodeId(-1);
     const CountingSort& plan = *plans[size_t(id)];
     const std::string name = program.label(id);
     auto constant = [&](const Value& v) {
@@ -166,7 +155,7 @@ Program count_sorts(const Program& program, const Inference& inference, const Co
       c.kind = NodeKind::Constant;
       c.span = node.span;
       c.constant = v;
-      return push(std::move(c));
+      return push_node(out, std::move(c));
     };
     // below[j]: `indices < c_j`, c_j the number of keys <= keys[j] (width_steps.cpp makes each
     // one head and one step).
@@ -177,20 +166,20 @@ Program count_sorts(const Program& program, const Inference& inference, const Co
       at_most.span = node.span;
       at_most.comparison = Comparison::Le;
       at_most.inputs = {remap[size_t(plan.key)], constant(plan.keys[j])};
-      const NodeId selector = push(std::move(at_most));
+      const NodeId selector = push_node(out, std::move(at_most));
       Node count;
       count.kind = NodeKind::SelectorWidth;
       count.span = node.span;
       count.name = name + "_count_" + std::to_string(j + 1);
       count.inputs = {selector};
-      const NodeId width = push(std::move(count));
+      const NodeId width = push_node(out, std::move(count));
       Node less;
       less.kind = NodeKind::Elementwise;
       less.op = ElementOp::Lt;
       less.span = node.span;
       less.name = name + "_below_" + std::to_string(j + 1);
       less.inputs = {remap[size_t(plan.indices)], width};
-      below.push_back(push(std::move(less)));
+      below.push_back(push_node(out, std::move(less)));
     }
     // written[j] if below[j] else (... else written[m-1]), built from the last key up.
     NodeId chain = constant(plan.written.back());
@@ -200,15 +189,12 @@ Program count_sorts(const Program& program, const Inference& inference, const Co
       pick.op = ElementOp::IfElse;
       pick.span = node.span;
       pick.inputs = {constant(plan.written[j]), below[j], chain};
-      chain = push(std::move(pick));
+      chain = push_node(out, std::move(pick));
     }
     out.nodes[size_t(chain)].name = node.name;
     out.nodes[size_t(chain)].annotation = node.annotation;
-    remap[size_t(id)] = chain;
-  }
-  out.output = remap[size_t(program.output)];
-  for (const auto& [name, id] : program.named) out.named.emplace_back(name, remap[size_t(id)]);
-  return out;
+    return chain;
+  });
 }
 
 }  // namespace raspc::compiler

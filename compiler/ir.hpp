@@ -171,6 +171,18 @@ std::optional<SumRead> find_sum_read(const std::vector<const std::vector<Value>*
 
 // Merges equal nodes, folds constants, drops what the output does not need.
 Program simplify(const Program& program);
+
+// The rewriting passes' copy of a program (split_widths, prune_inputs, count_sorts, width_steps):
+// every node in order, its inputs remapped to the copy. `replace` sees node `id` with its inputs
+// remapped; it may append nodes to `out` (push_node: each reads only nodes already there, so the
+// order stays topological; `remap` says where an earlier node went) and returns the node of `out`
+// that stands for `id`, or -1 to keep `node` as it is. The output and the named nodes follow.
+using ReplaceNode = std::function<NodeId(NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out)>;
+Program rewrite_nodes(const Program& program, const ReplaceNode& replace);
+inline NodeId push_node(Program& program, Node node) {
+  program.nodes.push_back(std::move(node));
+  return NodeId(program.nodes.size() - 1);
+}
 // For causal programs, before simplify: `select(indices, indices, <=)`, every key a causal query
 // sees, becomes `select(1, 1, ==)`, which reads no s-op (causal_prefixes.cpp).
 Program causal_prefixes(const Program& program);

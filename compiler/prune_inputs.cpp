@@ -134,21 +134,9 @@ class Pruner {
   // constants. The copies come right before the map, so the order stays topological; the
   // originals stay for their other readers.
   Program rewrite(const std::map<NodeId, std::map<NodeId, Value>>& constants) const {
-    Program out;
-    out.nodes.reserve(in_.nodes.size() + 16);
-    std::vector<NodeId> remap(in_.nodes.size(), -1);
-    auto emit = [&](Node node) {
-      out.nodes.push_back(std::move(node));
-      return NodeId(out.nodes.size() - 1);
-    };
-    for (NodeId id = 0; id < NodeId(in_.nodes.size()); ++id) {
-      Node node = in_.node(id);
-      for (NodeId& in : node.inputs) in = remap[size_t(in)];
+    return rewrite_nodes(in_, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
       auto pruned = constants.find(id);
-      if (pruned == constants.end()) {
-        remap[size_t(id)] = emit(std::move(node));
-        continue;
-      }
+      if (pruned == constants.end()) return NodeId(-1);
       const std::map<NodeId, Value>& stand_ins = pruned->second;
       std::map<NodeId, NodeId> copies;  // an original node of the subgraph -> its copy
       for (const auto& [input, value] : stand_ins) {
@@ -156,7 +144,7 @@ class Pruner {
         constant.kind = NodeKind::Constant;
         constant.constant = value;
         constant.span = in_.node(input).span;
-        copies[input] = emit(std::move(constant));
+        copies[input] = push_node(out, std::move(constant));
       }
       // Copies of the maps between `id` and a replaced input, inputs first (ids increase).
       std::vector<NodeId> inside = between(id, stand_ins);
@@ -166,17 +154,14 @@ class Pruner {
           auto c = copies.find(in);
           in = c != copies.end() ? c->second : remap[size_t(in)];
         }
-        copies[n] = emit(std::move(copy));
+        copies[n] = push_node(out, std::move(copy));
       }
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         auto c = copies.find(in_.node(id).inputs[k]);
         if (c != copies.end()) node.inputs[k] = c->second;
       }
-      remap[size_t(id)] = emit(std::move(node));
-    }
-    out.output = remap[size_t(in_.output)];
-    for (const auto& [name, id] : in_.named) out.named.push_back({name, remap[size_t(id)]});
-    return out;
+      return push_node(out, std::move(node));
+    });
   }
 
   // The elementwise nodes strictly inside map `id`'s fused subgraph that read a replaced input,

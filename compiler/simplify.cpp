@@ -17,6 +17,21 @@ std::string value_key(const Value& v) {
   return "?";
 }
 
+Program rewrite_nodes(const Program& program, const ReplaceNode& replace) {
+  Program out;
+  out.nodes.reserve(program.nodes.size() + 16);
+  std::vector<NodeId> remap(program.nodes.size(), -1);
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
+    Node node = program.node(id);
+    for (NodeId& in : node.inputs) in = remap[size_t(in)];
+    const NodeId replaced = replace(id, node, remap, out);
+    remap[size_t(id)] = replaced >= 0 ? replaced : push_node(out, std::move(node));
+  }
+  out.output = remap[size_t(program.output)];
+  for (const auto& [name, id] : program.named) out.named.emplace_back(name, remap[size_t(id)]);
+  return out;
+}
+
 namespace {
 
 // Two nodes with the same key compute the same thing.

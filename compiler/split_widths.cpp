@@ -106,16 +106,8 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
     any = any || !splits[size_t(id)].empty();
   }
   if (!any) return program;
-  Program out;
-  std::vector<NodeId> remap(program.nodes.size(), -1);
-  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
-    Node node = program.node(id);
-    for (NodeId& in : node.inputs) in = remap[size_t(in)];
-    if (splits[size_t(id)].empty()) {
-      remap[size_t(id)] = NodeId(out.nodes.size());
-      out.nodes.push_back(std::move(node));
-      continue;
-    }
+  return rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
+    if (splits[size_t(id)].empty()) return NodeId(-1);
     std::string name = program.label(id);
     NodeId sum = -1;
     int k = 0;
@@ -126,8 +118,7 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
       width.name = name + "_" + std::to_string(++k);
       width.inputs = {remap[size_t(part)]};
       width.disjoint_part_of = int(id);
-      out.nodes.push_back(std::move(width));
-      NodeId w = NodeId(out.nodes.size() - 1);
+      NodeId w = push_node(out, std::move(width));
       if (sum < 0) {
         sum = w;
         continue;
@@ -137,16 +128,12 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
       add.op = ElementOp::Add;
       add.span = node.span;
       add.inputs = {sum, w};
-      out.nodes.push_back(std::move(add));
-      sum = NodeId(out.nodes.size() - 1);
+      sum = push_node(out, std::move(add));
     }
     out.nodes[size_t(sum)].name = node.name;
     out.nodes[size_t(sum)].annotation = node.annotation;
-    remap[size_t(id)] = sum;
-  }
-  out.output = remap[size_t(program.output)];
-  for (const auto& [name, id] : program.named) out.named.emplace_back(name, remap[size_t(id)]);
-  return out;
+    return sum;
+  });
 }
 
 }  // namespace raspc::compiler

@@ -48,21 +48,10 @@ Program width_steps(const Program& program) {
     any = compared_width(program, program.node(id), below) >= 0;
   }
   if (!any) return program;
-  Program out;
-  std::vector<NodeId> remap(program.nodes.size(), -1);
-  auto push = [&](Node node) {
-    out.nodes.push_back(std::move(node));
-    return NodeId(out.nodes.size() - 1);
-  };
-  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
-    Node node = program.node(id);
+  return rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
     bool below = false;
-    const NodeId width = compared_width(program, node, below);
-    for (NodeId& in : node.inputs) in = remap[size_t(in)];
-    if (width < 0) {
-      remap[size_t(id)] = push(std::move(node));
-      continue;
-    }
+    const NodeId width = compared_width(program, program.node(id), below);
+    if (width < 0) return NodeId(-1);
     Node step;
     step.kind = NodeKind::SelectorWidth;
     step.span = node.span;
@@ -71,11 +60,8 @@ Program width_steps(const Program& program) {
     step.inputs = {remap[size_t(program.node(width).inputs[0])]};
     step.width_exceeds_index = true;
     step.index_at_least = !below;
-    remap[size_t(id)] = push(std::move(step));
-  }
-  out.output = remap[size_t(program.output)];
-  for (const auto& [name, id] : program.named) out.named.emplace_back(name, remap[size_t(id)]);
-  return out;
+    return push_node(out, std::move(step));
+  });
 }
 
 }  // namespace raspc::compiler
