@@ -719,15 +719,17 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
   Builder builder{ctx, block, min_margin, {}, {}, {}, {}, {}};
   // Jobs reading the same inputs the same way share their units (a selector width's one-hot
   // and its eraser, two maps of the same s-ops).
+  // A width step erases its scratch linearly, in a group of its own: what it holds is not a
+  // function of its value.
+  auto linear_eraser = [&](const MlpJob& job) {
+    return job.erase_scratch && ctx.program.node(job.node).width_exceeds_index;
+  };
   std::vector<std::vector<const MlpJob*>> groups;
   for (const MlpJob& job : jobs) {
     bool placed = false;
-    // A width step erases its scratch linearly: what it holds is not a function of its value.
-    const bool linear_eraser = job.erase_scratch && ctx.program.node(job.node).width_exceeds_index;
     for (auto& group : groups)
-      if (!linear_eraser && !(group.front()->erase_scratch && ctx.program.node(group.front()->node).width_exceeds_index) &&
-          group.front()->inputs == job.inputs && group.front()->reads == job.reads &&
-          group.front()->projected_lambda == job.projected_lambda) {
+      if (!linear_eraser(job) && !linear_eraser(*group.front()) && group.front()->inputs == job.inputs &&
+          group.front()->reads == job.reads && group.front()->projected_lambda == job.projected_lambda) {
         group.push_back(&job);
         placed = true;
         break;

@@ -19,6 +19,21 @@ Value number_value(int64_t num, int64_t den) {
   return v;
 }
 
+// `key cmp query` on integers (int64 for the vectorised rows, __int128 for cross-multiplied
+// rationals).
+template <Comparison kCmp, typename Integer>
+inline bool compare_integers(Integer key, Integer query) {
+  switch (kCmp) {
+    case Comparison::Eq: return key == query;
+    case Comparison::Ne: return key != query;
+    case Comparison::Lt: return key < query;
+    case Comparison::Gt: return key > query;
+    case Comparison::Le: return key <= query;
+    case Comparison::Ge: return key >= query;
+  }
+  return false;
+}
+
 // The select predicate with fast paths for the cases whose meaning cannot be in doubt (two
 // numbers; two interned strings compared for equality); everything else goes to compare_select.
 // The comparison is a template argument so the inner loop carries no switch.
@@ -30,14 +45,7 @@ inline bool compare_values(const Value& key, const Value& query, const Span& whe
     const bool integers = (key.number.den | query.number.den) == 1;
     __int128 a = integers ? __int128(key.number.num) : __int128(key.number.num) * query.number.den;
     __int128 b = integers ? __int128(query.number.num) : __int128(query.number.num) * key.number.den;
-    switch (kCmp) {
-      case Comparison::Eq: return a == b;
-      case Comparison::Ne: return a != b;
-      case Comparison::Lt: return a < b;
-      case Comparison::Gt: return a > b;
-      case Comparison::Le: return a <= b;
-      case Comparison::Ge: return a >= b;
-    }
+    return compare_integers<kCmp>(a, b);
   }
   if (key.kind == ValueKind::String && query.kind == ValueKind::String) {
     if (kCmp == Comparison::Eq) return key.string_id == query.string_id;
@@ -70,19 +78,6 @@ bool as_string_ids(const std::vector<Value>& values, int n, std::vector<int64_t>
   return true;
 }
 
-template <Comparison kCmp>
-inline bool compare_integers(int64_t key, int64_t query) {
-  switch (kCmp) {
-    case Comparison::Eq: return key == query;
-    case Comparison::Ne: return key != query;
-    case Comparison::Lt: return key < query;
-    case Comparison::Gt: return key > query;
-    case Comparison::Le: return key <= query;
-    case Comparison::Ge: return key >= query;
-  }
-  return false;
-}
-
 // Fills the n*n selector; `q` tracks the query being compared, for error messages. Where both
 // sides are integers (or interned strings under == and !=), the row is a loop over plain integers,
 // which the compiler vectorises: the library's sort builds four n*n selectors an input.
@@ -97,7 +92,7 @@ void fill_selector(const std::vector<Value>& keys, const std::vector<Value>& que
       const int visible = causal ? q + 1 : n;
       const int64_t query = query_ints[size_t(q)];
       const int64_t* key = key_ints.data();
-      for (int k = 0; k < visible; ++k) row[k] = uint8_t(compare_integers<kCmp>(key[k], query));
+      for (int k = 0; k < visible; ++k) row[k] = uint8_t(compare_integers<kCmp, int64_t>(key[k], query));
       std::fill(row + visible, row + n, uint8_t(0));
     }
     return;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "compiler/compile.hpp"
+#include "compiler/ir.hpp"
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
 #include "language/program_file.hpp"
@@ -77,6 +78,30 @@ inline std::vector<Value> digits_1_to_4() {
 inline std::vector<std::string> run_model(const Model& model, const std::string& input) {
   std::unique_ptr<Backend> backend = make_backend(model);
   return run_positions(*backend, model, parse_model_input(model, input)).values;
+}
+
+// The passes from inference to the assembled model, run by hand, so that a test can verify a model
+// it changed, or against another source than the program compiled.
+struct CompiledByHand {
+  Program program;
+  compiler::Inference inference;
+  compiler::Schedule schedule;
+  compiler::Allocation allocation;
+  Model model;
+  CompileReport verify(const Model& checked, const Program& source, const CompileOptions& o) const {
+    CompileReport report;
+    compiler::verify(source, program, inference, schedule, allocation, checked, o, report);
+    return report;
+  }
+};
+inline CompiledByHand compile_by_hand(Program program, const CompileOptions& o) {
+  CompiledByHand c{std::move(program), {}, {}, {}, {}};
+  c.inference = compiler::infer(c.program, o);
+  c.schedule = compiler::schedule(c.program, c.inference, o);
+  c.allocation = compiler::allocate(c.program, c.inference, c.schedule, o);
+  const compiler::Lowered lowered = compiler::lower(c.program, c.inference, c.schedule, c.allocation, o);
+  c.model = compiler::assemble(c.program, c.inference, c.allocation, lowered, o);
+  return c;
 }
 
 // Whether one of the model's residual dimensions has a label starting with `prefix`.

@@ -118,17 +118,8 @@ TEST_CASE("verification interprets the program as written, not the compiler's re
   CompileOptions o = test_options(header_vocabulary(f.header), 5, Mode::Bidirectional);
   const Rewrite r = count_sorts_of(f.program, o);
   REQUIRE(counting_steps(r.after) == 3);
-  const Program& program = r.after;
-  compiler::Inference inference = compiler::infer(program, o);
-  compiler::Schedule schedule = compiler::schedule(program, inference, o);
-  compiler::Allocation allocation = compiler::allocate(program, inference, schedule, o);
-  compiler::Lowered lowered = compiler::lower(program, inference, schedule, allocation, o);
-  const Model model = compiler::assemble(program, inference, allocation, lowered, o);
-  auto verified_against = [&](const Program& source) {
-    CompileReport report;
-    compiler::verify(source, program, inference, schedule, allocation, model, o, report);
-    return report;
-  };
+  const CompiledByHand compiled = compile_by_hand(r.after, o);
+  auto verified_against = [&](const Program& source) { return compiled.verify(compiled.model, source, o); };
   CompileReport same = verified_against(f.program);
   CHECK(same.inputs_checked == 4 + 16 + 64 + 256 + 1024);
   CHECK(same.mismatches == 0);

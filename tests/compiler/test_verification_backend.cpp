@@ -110,17 +110,9 @@ TEST_CASE("verification backend: a broken weight is caught, whether it was nonze
   ProgramFile f = load_program("hist");
   CompileOptions o = test_options(header_vocabulary(f.header), 6, Mode::Bidirectional);
   REQUIRE(o.exhaustive_limit >= 5460);  // every input over hist's 4 symbols up to length 6
-  Program program = compiler::merge_means(compiler::simplify(f.program));
-  compiler::Inference inference = compiler::infer(program, o);
-  compiler::Schedule schedule = compiler::schedule(program, inference, o);
-  compiler::Allocation allocation = compiler::allocate(program, inference, schedule, o);
-  compiler::Lowered lowered = compiler::lower(program, inference, schedule, allocation, o);
-  const Model assembled = compiler::assemble(program, inference, allocation, lowered, o);
-  auto verified = [&](const Model& model) {
-    CompileReport report;
-    compiler::verify(program, program, inference, schedule, allocation, model, o, report);
-    return report;
-  };
+  const CompiledByHand compiled = compile_by_hand(compiler::merge_means(compiler::simplify(f.program)), o);
+  const Model& assembled = compiled.model;
+  auto verified = [&](const Model& model) { return compiled.verify(model, compiled.program, o); };
   CompileReport intact = verified(assembled);
   REQUIRE(intact.inputs_checked > 0);
   REQUIRE(intact.mismatches == 0);
