@@ -334,33 +334,6 @@ class Inferrer {
     info(id).at_most_one = node.comparison == Comparison::Eq && unique_per_position(node.inputs[0]);
   }
 
-  // Whether an s-op holds one value at every position of an input: constants, and in
-  // bidirectional mode aggregates and widths whose selectors compare keys with constants only
-  // (every query then selects the same keys), and maps of those.
-  bool position_invariant(NodeId id) {
-    const Node& node = program_.node(id);
-    switch (node.kind) {
-      case NodeKind::Constant: return true;
-      case NodeKind::Elementwise:
-        for (NodeId s : support_of(program_, id, &result_.cut))
-          if (s == id || !position_invariant(s)) return false;
-        return true;
-      case NodeKind::Aggregate:
-      case NodeKind::SelectorWidth:
-        return options_.mode == Mode::Bidirectional && !node.width_exceeds_index &&
-               queries_are_constant(node.inputs[0]);
-      default: return false;
-    }
-  }
-
-  bool queries_are_constant(NodeId selector) {
-    const Node& node = program_.node(selector);
-    if (node.kind == NodeKind::Select) return program_.node(node.inputs[1]).kind == NodeKind::Constant;
-    for (NodeId in : node.inputs)
-      if (!queries_are_constant(in)) return false;
-    return true;
-  }
-
   // Whether no two positions of an input hold the same value: indices, and maps of indices (and
   // of position-invariant s-ops) that are injective in the index for every value of the rest.
   bool unique_per_position(NodeId id) {
@@ -371,7 +344,8 @@ class Inferrer {
     size_t index_slot = support.size();
     for (size_t i = 0; i < support.size(); ++i) {
       if (program_.node(support[i]).kind == NodeKind::Indices) index_slot = i;
-      else if (position_invariant(support[i]) && info(support[i]).values_known) rest.push_back(support[i]);
+      else if (position_invariant(program_, support[i], options_.mode, &result_.cut) && info(support[i]).values_known)
+        rest.push_back(support[i]);
       else return false;
     }
     if (index_slot == support.size()) return false;
@@ -809,6 +783,31 @@ bool joint_combinations(const Inference& inference, const std::vector<NodeId>& s
   return true;
 }
 
+namespace {
+bool queries_are_constant(const Program& program, NodeId selector) {
+  const Node& node = program.node(selector);
+  if (node.kind == NodeKind::Select) return program.node(node.inputs[1]).kind == NodeKind::Constant;
+  for (NodeId in : node.inputs)
+    if (!queries_are_constant(program, in)) return false;
+  return true;
+}
+}  // namespace
+
+bool position_invariant(const Program& program, NodeId id, Mode mode, const std::vector<uint8_t>* cut) {
+  const Node& node = program.node(id);
+  switch (node.kind) {
+    case NodeKind::Constant: return true;
+    case NodeKind::Elementwise:
+      for (NodeId s : support_of(program, id, cut))
+        if (s == id || !position_invariant(program, s, mode, cut)) return false;
+      return true;
+    case NodeKind::Aggregate:
+    case NodeKind::SelectorWidth:
+      return mode == Mode::Bidirectional && !node.width_exceeds_index && queries_are_constant(program, node.inputs[0]);
+    default: return false;
+  }
+}
+
 Inference infer(const Program& program, const CompileOptions& options) {
   if (options.max_len < 1) fail_file("raspc compile", "--max-len must be at least 1");
   if (options.vocab.empty()) fail_file("raspc compile", "the vocabulary is empty; give --vocab");
@@ -817,7 +816,7 @@ Inference infer(const Program& program, const CompileOptions& options) {
   // A numerical selector whose keys are computed from selector widths needs them to be integers
   // within the number group's reach: where inference finds otherwise, plan again without it.
   FusedCacheScope keep_map_values(program);
-  std::set<NodeId> excluded;
+  std::map<NodeId, std::string> excluded;
   for (;;) {
     std::vector<uint8_t> cut(program.nodes.size(), 0);
     const PositionNumbers numbers = plan_position_numbers(program, options, excluded);
@@ -827,14 +826,23 @@ Inference infer(const Program& program, const CompileOptions& options) {
       inference = Inferrer(program, options, cut, numbers).run();
     }
     bool replan = false;
-    for (const auto& [sel, plan] : numbers.selects) {
+    for (auto& [sel, plan] : inference.numbers.selects) {
+      if (!plan.terms.empty()) {
+        std::string why;
+        if (settle_query_terms(program, inference, options, sel, plan, why)) inference.numbers.why[size_t(sel)] = why;
+        else excluded[sel] = why, replan = true;
+      }
       if (plan.key_width < 0) continue;
       const SopInfo& key = inference.info[size_t(plan.key_width)];
       bool in_range = key.values_known;
       for (const Value& v : key.values)
         in_range = in_range && v.is_number() && v.number.is_integer() &&
                    std::fabs(v.number.to_double() - numbers.centre) <= kComputedKeyReach * numbers.extent;
-      if (!in_range) excluded.insert(sel), replan = true;
+      if (!in_range) {
+        excluded[sel] = "one-hot: its keys, computed from selector widths, are not all integers within a number "
+                        "group's reach";
+        replan = true;
+      }
     }
     if (!replan) return inference;
   }

@@ -91,12 +91,30 @@ enum class NumberRole : uint8_t {
 struct AffineForm {
   int64_t indices = 0, length = 0, constant = 0;
 };
+// A categorical s-op (or a map of one) that a numerical selector's query adds to its affine form,
+// times an integer: the query reads its number linearly off the one-hot (`length - plus_index`'s
+// plus_index, a shift computed from the first token).
+struct NumberTerm {
+  NodeId sop = -1;
+  int64_t coefficient = 1;
+};
+// What a numerical selector's head does where no key matches the query.
+enum class Fallback : uint8_t {
+  None,        // every query matches a key it sees (checked at every length), so BOS never wins
+  Square,      // BOS scores beta*(q~^2 - 1/2): the query carries its square (a map of indices alone)
+  BeforeKeys,  // every query that matches no key lies beyond the first position's key, on the side
+               // away from the others: BOS scores the first key's score plus beta*(distance - 1/2)
+};
 struct NumericSelect {
-  AffineForm key, query;  // key.length is 0
+  // key.length is 0 and the key has no terms: a key that adds `length` or a position-invariant
+  // term is rewritten to the query (k + t == q is k == q - t where t is the same at every position).
+  AffineForm key, query;
+  std::vector<NumberTerm> terms;  // the query's categorical terms
+  NodeId length = -1;             // the `length` the query reads, if any
   // The key is this s-op's number (a selector width or a map of widths: key is then the value
   // itself), written by an MLP as a number group, instead of indices.
   NodeId key_width = -1;
-  bool fallback = false;  // BOS wins where no key matches (the query carries q^2)
+  Fallback fallback = Fallback::None;
   double max_query = 0, max_key = 0;  // largest |q - centre|, |k - centre| that occur
 };
 struct PositionNumbers {
@@ -122,9 +140,22 @@ struct NumericMargin {
 NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len);
 // Decides which selectors are numerical (exact and smaller than the one-hot table) and what they
 // read. Refuses, at the selector, one whose scores float32 cannot resolve at this --max-len.
-// Selectors in `excluded` stay one-hot (their computed keys proved out of range once inferred).
+// Selectors in `excluded` stay one-hot, for the reason given (found once inferred: computed keys
+// out of range, terms whose values do not fit).
 PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options,
-                                      const std::set<NodeId>& excluded);
+                                      const std::map<NodeId, std::string>& excluded);
+struct Inference;
+// A numerical selector with query terms is planned before the terms' values are known: once they
+// are inferred, this checks them (integers, read off a one-hot), bounds the query at every
+// (length, position), and chooses the fallback: true and the plan completed, or false and why the selector
+// stays one-hot (in `why`, which otherwise says what was chosen). Refuses at the float32 limit as
+// the planning does.
+bool settle_query_terms(const Program& program, const Inference& inference, const CompileOptions& options,
+                        NodeId selector, NumericSelect& plan, std::string& why);
+// Whether an s-op holds one value at every position of an input: constants, and in bidirectional
+// mode aggregates and widths whose selectors compare keys with constants only (every query then
+// selects the same keys), and maps of those (through `cut` maps as sources, where given).
+bool position_invariant(const Program& program, NodeId id, Mode mode, const std::vector<uint8_t>* cut = nullptr);
 
 struct Inference {
   std::vector<SopInfo> info;  // by NodeId

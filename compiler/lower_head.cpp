@@ -240,17 +240,10 @@ namespace {
 struct HeadScores {
   std::vector<Term> terms;
   Functional bos_score;
+  // Where not empty, BOS is instead read as a key holding these values of the terms' key sides,
+  // and scores what such a key would (bos_score is then unused).
+  std::vector<double> bos_key;
 };
-
-// The length of a query's affine form, if it reads one (position_numbers.cpp: at most one).
-NodeId length_read(const LowerContext& ctx, NodeId query_side) {
-  const Program& program = ctx.program;
-  std::vector<NodeId> support =
-      program.node(query_side).kind == NodeKind::Elementwise ? support_of(program, query_side) : std::vector{query_side};
-  for (NodeId s : support)
-    if (ctx.inference.numbers.of(s) == NumberRole::LastIndex) return s;
-  return -1;
-}
 
 HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   const Program& program = ctx.program;
@@ -277,7 +270,9 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
     const NumericSelect& plan = numbers.selects.at(sel);
     const double a = double(plan.key.indices), key_centre = a * numbers.centre + double(plan.key.constant);
     // q~ = q - key_centre, k~ = a * (i - centre): scores beta * (2 q~ k~ - k~^2).
-    Functional q = ctx.affine_value(plan.query, length_read(ctx, program.node(sel).inputs[1]));
+    Functional q = ctx.affine_value(plan.query, plan.length);
+    for (const NumberTerm& term : plan.terms)
+      for (const auto& [dim, w] : ctx.numeric_view(term.sop)) q.push_back({dim, w * double(term.coefficient)});
     q.push_back({one, -key_centre});
     // The keys' numbers: indices' group in the position embedding, or the width's from its MLP.
     const NodeId key_source = plan.key_width >= 0 ? plan.key_width : indices;
@@ -285,7 +280,14 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
     k.push_back({one, -numbers.centre});
     std::vector<Term> terms{{scaled(q, beta), scaled(k, 2.0 * a)},
                             {ctx.unit(one, beta), scaled(ctx.centred_square(key_source), -a * a)}};
-    if (!plan.fallback) return {terms, ctx.unit(one, -10.0 * beta)};  // every query matches a key
+    if (plan.fallback == Fallback::None) return {terms, ctx.unit(one, -10.0 * beta)};
+    if (plan.fallback == Fallback::BeforeKeys) {
+      // BOS is the key of position -1, k~ = a*(-1 - centre), read through the same terms as every
+      // key: it matches the queries one step before the first key and is nearest to those further
+      // before, and a query that matches a key beats it by beta or more.
+      const double c = numbers.centre;
+      return {terms, {}, {2.0 * a * (-1.0 - c), -a * a * (1.0 + c) * (1.0 + c)}};
+    }
     // q~ = A (i - centre) + d, so q~^2 = A^2 (i - centre)^2 + 2 A d (i - centre) + d^2.
     const double A = double(plan.query.indices);
     const double d = A * numbers.centre + double(plan.query.constant) - key_centre;
@@ -349,10 +351,21 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
     double B = 0;
     for (const auto& [dim, w] : scores.bos_score) B += std::fabs(w);
     std::vector<double> key_at_bos = read_through(head.wk, y);
-    std::vector<std::pair<const Functional*, double>> correction_parts;
-    correction_parts.push_back({&scores.bos_score, 1.0});
-    for (int t = 0; t < T; ++t) correction_parts.push_back({&terms[size_t(t)].query, -key_at_bos[size_t(t)]});
-    ctx.put_column(head.wq, T, combine(correction_parts));
+    double virtual_key = 0;  // how far BOS read as a key may reach
+    if (!scores.bos_key.empty()) {
+      // What the key sides read at BOS, moved to bos_key by reads of the `bos` dimension, which is 0
+      // at every other position: BOS then scores through the terms like a key, with no correction.
+      for (int t = 0; t < T; ++t) {
+        const double target = scores.bos_key[size_t(t)];
+        ctx.put_column(head.wk, t, ctx.bos_read(), (target - key_at_bos[size_t(t)]) / r);
+        virtual_key += std::fabs(target);
+      }
+    } else {
+      std::vector<std::pair<const Functional*, double>> correction_parts;
+      correction_parts.push_back({&scores.bos_score, 1.0});
+      for (int t = 0; t < T; ++t) correction_parts.push_back({&terms[size_t(t)].query, -key_at_bos[size_t(t)]});
+      ctx.put_column(head.wq, T, combine(correction_parts));
+    }
     ctx.put_column(head.wk, T, ctx.bos_read(), 1.0 / r);
     // BOS as a query: only itself, by far.
     std::vector<double> query_at_bos = read_through(head.wq, y);
@@ -360,7 +373,7 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
     for (int t = 0; t < T; ++t) {
       double key_size = 0;
       for (const auto& [dim, w] : terms[size_t(t)].key) key_size += std::fabs(w);
-      other += std::fabs(query_at_bos[size_t(t)]) * key_size;
+      other += std::fabs(query_at_bos[size_t(t)]) * (key_size + virtual_key);
     }
     other += std::fabs(query_at_bos[size_t(T)]) + B;
     double H = (10.0 * other + 100.0) / (r * r);

@@ -9,7 +9,15 @@
 // indices and length carry (k~^2 is in the group). The matching key outscores any other by at
 // least beta. Where no key may match, BOS must win instead: it scores beta*(q~^2 - 1/2), which
 // needs q~^2 at the query, so the query must be a map of indices alone; otherwise the compiler
-// proves, over every (length, position), that some key matches, and BOS never wins.
+// proves, over every (length, position), that some key matches, and BOS never wins, or that every
+// query that matches none lies beyond the first position's key (before it where the keys rise),
+// where BOS is read as the key of position -1 (its key sides hold that position's values).
+//
+// A shift by a computed amount: the query may add categorical s-ops (or maps of one) times
+// integers, read linearly off their one-hots (NumberTerm), and a key that adds `length` or a
+// position-invariant term moves it to the query: `select(indices + (length - p), indices, ==)`
+// is `select(indices, indices - length + p, ==)`. The terms' values are known after inference,
+// which then bounds the query (settle_query_terms) and chooses the fallback.
 //
 // `length` read this way needs no selector-width MLP: in bidirectional mode one head scoring
 // beta*i puts all but e^-beta of its weight on the last position and copies its indices group
@@ -22,6 +30,7 @@
 // length 15 and up for a width) the selector stays one-hot.
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <set>
 
 #include "compiler/ir.hpp"
@@ -36,12 +45,57 @@ namespace {
 constexpr double kFloat32Epsilon = 1.0 / (1 << 24);
 constexpr double kScoreRoundings = 4.0;
 
+// The float32 note for a numerical selector's --explain text, or the refusal at the selector.
+std::string float32_note(const Program& program, NodeId id, const NumericSelect& plan, int max_len);
+
+// Chooses where BOS wins from the range [lo, hi] of what the query holds at each (length, position)
+// (`query_at`; causal: the length is max_len, the keys those up to the query): nowhere, when every
+// query matches a key it sees; beyond the first position's key, when every query that can miss
+// lies there (a = +-1: no gaps between the keys), where BOS is read as the key of position -1.
+// Sets max_query (and max_key); "" or why neither holds.
+std::string choose_fallback(NumericSelect& plan, int n, bool causal, double centre,
+                            const std::function<std::pair<int64_t, int64_t>(int64_t, int64_t)>& query_at) {
+  const int64_t a = plan.key.indices, g = plan.key.constant;
+  const double key_centre = double(a) * centre + double(g);
+  bool every_query_matches = true, misses_before_keys = a == 1 || a == -1;
+  plan.max_query = 0;
+  for (int64_t length = causal ? n : 1; length <= n; ++length)
+    for (int64_t i = 0; i < length; ++i) {
+      const auto [lo, hi] = query_at(length, i);
+      plan.max_query = std::max({plan.max_query, std::fabs(double(lo) - key_centre), std::fabs(double(hi) - key_centre)});
+      const int64_t last_key = causal ? i : length - 1;
+      const int64_t kmin = std::min(g, a * last_key + g), kmax = std::max(g, a * last_key + g);
+      bool matched = lo >= kmin && hi <= kmax && (lo == hi ? (lo - g) % a == 0 : a == 1 || a == -1);
+      every_query_matches = every_query_matches && matched;
+      misses_before_keys = misses_before_keys && (a > 0 ? hi <= kmax : lo >= kmin);
+      if (!every_query_matches && !misses_before_keys)
+        return "one-hot: at length " + std::to_string(length) + " position " + std::to_string(i) +
+               "'s query can match no key and lie past the last key, and BOS, without the query's square, is the "
+               "fallback only before the first";
+    }
+  plan.fallback = every_query_matches ? Fallback::None : Fallback::BeforeKeys;
+  // BOS, as the key of position -1, reaches one step beyond the first key.
+  if (plan.fallback == Fallback::BeforeKeys) plan.max_key = std::fabs(double(a)) * (centre + 1.0);
+  return "";
+}
+
+std::string fallback_text(const NumericSelect& plan) {
+  switch (plan.fallback) {
+    case Fallback::Square: return "BOS wins where no key matches";
+    case Fallback::BeforeKeys: return "BOS, as the key of position -1, wins where the query lies before the first key";
+    case Fallback::None: break;
+  }
+  return "every query matches a key, checked at every length";
+}
+
+bool is_term_source(const Node& node) { return node.kind == NodeKind::Aggregate || node.kind == NodeKind::Tokens; }
+
 }  // namespace
 
 NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len) {
   const double beta = numeric_select_beta(max_len);
   const double Q = plan.max_query, K = plan.max_key;
-  return {plan.fallback ? beta / 2 : beta, kScoreRoundings * kFloat32Epsilon * beta * (2 * Q * K + K * K)};
+  return {plan.fallback == Fallback::Square ? beta / 2 : beta, kScoreRoundings * kFloat32Epsilon * beta * (2 * Q * K + K * K)};
 }
 
 namespace {
@@ -61,8 +115,8 @@ bool always_true(const Program& program, NodeId selector) {
 
 class Planner {
  public:
-  Planner(const Program& program, const CompileOptions& options, const std::set<NodeId>& excluded)
-      : program_(program), n_(options.max_len), causal_(options.mode == Mode::Causal),
+  Planner(const Program& program, const CompileOptions& options, const std::map<NodeId, std::string>& excluded)
+      : program_(program), n_(options.max_len), causal_(options.mode == Mode::Causal), mode_(options.mode),
         excluded_(excluded) {
     size_t count = program.nodes.size();
     out_.role.assign(count, NumberRole::None);
@@ -93,8 +147,8 @@ class Planner {
       bool dropped = false;
       for (auto it = candidates.begin(); it != candidates.end();) {
         bool lost = false;
-        for (NodeId length : lengths_in(program_.node(it->first).inputs[1]))
-          if (!causal_ && !read_only_as_number(length, number_only, candidates)) lost = true;
+        NodeId length = it->second.length;
+        if (length >= 0 && !causal_ && !read_only_as_number(length, number_only, candidates)) lost = true;
         if (lost) {
           out_.why[size_t(it->first)] =
               "one-hot: its query reads `length`, which something else reads as a one-hot, so it has no "
@@ -127,7 +181,8 @@ class Planner {
       it = candidates.erase(it);
     }
     for (auto& [id, plan] : candidates) {
-      check_float32(id, plan);
+      // A plan with terms is checked once their values are inferred (settle_query_terms).
+      if (plan.terms.empty()) out_.why[size_t(id)] += float32_note(program_, id, plan, n_);
       if (plan.key_width >= 0) {
         out_.role[size_t(plan.key_width)] = NumberRole::WidthNumber;
         out_.why[size_t(plan.key_width)] =
@@ -141,14 +196,14 @@ class Planner {
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       if (!number_only[size_t(id)]) continue;
       out_.role[size_t(id)] = NumberRole::Affine;
-      out_.why[size_t(id)] = "an affine map of indices and length read only by numerical selectors: no dimension "
-                             "of its own, each selector's query reads it linearly from the number groups";
+      out_.why[size_t(id)] = "an affine map of indices and length (and categorical s-ops) read only by numerical "
+                             "selectors: no dimension of its own, each selector's query reads it linearly from the "
+                             "number groups (and one-hots)";
     }
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       if (!is_length(id) || !needed_[size_t(id)] || !read_only_as_number(id, number_only, candidates)) continue;
       bool read = false;
-      for (const auto& [sel, plan] : candidates)
-        for (NodeId length : lengths_in(program_.node(sel).inputs[1])) read = read || length == id;
+      for (const auto& [sel, plan] : candidates) read = read || plan.length == id;
       if (!read) continue;
       out_.role[size_t(id)] = causal_ ? NumberRole::CausalLength : NumberRole::LastIndex;
       out_.why[size_t(id)] =
@@ -167,7 +222,8 @@ class Planner {
   const Program& program_;
   const int n_;
   const bool causal_;
-  const std::set<NodeId>& excluded_;  // selectors whose computed keys infer() found out of range
+  const Mode mode_;
+  const std::map<NodeId, std::string>& excluded_;  // selectors infer() found cannot be numerical, and why
   PositionNumbers out_;
   std::vector<std::vector<NodeId>> users_;
   std::vector<uint8_t> needed_;
@@ -281,11 +337,56 @@ class Planner {
     return out;
   }
 
+  // A comparison side as an affine form over indices and length plus categorical terms: sums,
+  // differences, negations and integer multiples of affine maps (affine_form, checked on every
+  // (i, L)) and of categorical s-ops or maps of one (terms, whose values infer() checks later).
+  bool linear_form(NodeId side, int64_t coefficient, AffineForm& form, std::vector<NumberTerm>& terms) const {
+    AffineForm affine;
+    if (affine_form(side, affine)) {
+      form.indices += coefficient * affine.indices;
+      form.length += coefficient * affine.length;
+      form.constant += coefficient * affine.constant;
+      return true;
+    }
+    const Node& node = program_.node(side);
+    if (node.annotation != Encoding::Unspecified && node.kind == NodeKind::Elementwise) return false;
+    if (node.kind == NodeKind::Elementwise) {
+      auto integer = [&](NodeId in, int64_t& c) {
+        const Node& n = program_.node(in);
+        if (n.kind != NodeKind::Constant || !n.constant.is_number() || !n.constant.number.is_integer()) return false;
+        c = n.constant.number.num;
+        return true;
+      };
+      int64_t c = 0;
+      switch (node.op) {
+        case ElementOp::Add:
+          return linear_form(node.inputs[0], coefficient, form, terms) &&
+                 linear_form(node.inputs[1], coefficient, form, terms);
+        case ElementOp::Sub:
+          return linear_form(node.inputs[0], coefficient, form, terms) &&
+                 linear_form(node.inputs[1], -coefficient, form, terms);
+        case ElementOp::Neg: return linear_form(node.inputs[0], -coefficient, form, terms);
+        case ElementOp::Pos: return linear_form(node.inputs[0], coefficient, form, terms);
+        case ElementOp::Mul:
+          if (integer(node.inputs[0], c)) return linear_form(node.inputs[1], coefficient * c, form, terms);
+          if (integer(node.inputs[1], c)) return linear_form(node.inputs[0], coefficient * c, form, terms);
+          break;
+        default: break;
+      }
+    }
+    const std::vector<NodeId> support =
+        node.kind == NodeKind::Elementwise ? support_of(program_, side) : std::vector<NodeId>{side};
+    if (support.size() != 1 || !is_term_source(program_.node(support[0]))) return false;
+    terms.push_back({side, coefficient});
+    return true;
+  }
+
   bool consider(NodeId id, NumericSelect& plan) {
     const Node& node = program_.node(id);
     std::string& why = out_.why[size_t(id)];
-    if (excluded_.count(id)) {
-      why = "one-hot: its keys, computed from selector widths, are not all integers within a number group's reach";
+    auto excluded = excluded_.find(id);
+    if (excluded != excluded_.end()) {
+      why = excluded->second;
       return false;
     }
     if (is_counted_key(node.inputs[0])) return consider_width_key(id, plan);
@@ -299,7 +400,7 @@ class Planner {
     for (NodeId side : node.inputs) {
       const Node& s = program_.node(side);
       position_sides = position_sides && (s.kind == NodeKind::Indices || s.kind == NodeKind::Constant ||
-                                          is_length(side) || s.kind == NodeKind::Elementwise);
+                                          is_length(side) || s.kind == NodeKind::Elementwise || is_term_source(s));
     }
     if (!position_sides) return false;
     bool reads_positions = false;
@@ -309,15 +410,28 @@ class Planner {
                                                                            : std::vector<NodeId>{side})
           reads_positions = reads_positions || program_.node(s).kind == NodeKind::Indices || is_length(s);
     if (!reads_positions) return false;
-    if (!affine_form(node.inputs[0], plan.key) || !affine_form(node.inputs[1], plan.query)) {
+    std::vector<NumberTerm> key_terms;
+    if (!linear_form(node.inputs[0], 1, plan.key, key_terms) || !linear_form(node.inputs[1], 1, plan.query, plan.terms)) {
       if (program_.node(node.inputs[0]).kind == NodeKind::Indices)
-        why = "one-hot: its query is not an affine map of indices and length with integer coefficients";
+        why = "one-hot: its query is not an affine map of indices and length (plus categorical s-ops) with integer "
+              "coefficients";
       return false;
     }
-    if (plan.key.indices == 0 || plan.key.length != 0) {
-      why = "one-hot: its keys are not an injective affine map of indices alone (a*indices + b, a != 0)";
+    if (plan.key.indices == 0) {
+      why = "one-hot: its keys are not an injective map of indices (a*indices + ..., a != 0)";
       return false;
     }
+    // k + t == q is k == q - t where t (length, or a term) holds one value at every position.
+    for (const NumberTerm& term : key_terms) {
+      if (!position_invariant(program_, term.sop, mode_)) {
+        why = "one-hot: its keys add " + program_.label(term.sop) +
+              ", which can differ from position to position, so the sum is not a shift of indices";
+        return false;
+      }
+      plan.terms.push_back({term.sop, -term.coefficient});
+    }
+    plan.query.length -= plan.key.length;
+    plan.key.length = 0;
     for (NodeId user : users_[size_t(id)]) {
       const Node& u = program_.node(user);
       if (u.kind != NodeKind::Aggregate) {
@@ -326,27 +440,34 @@ class Planner {
         return false;
       }
     }
-    plan.fallback = plan.query.length == 0;
-    const int64_t a = plan.key.indices, g = plan.key.constant;
-    const double key_centre = double(a) * out_.centre + double(g);
-    // Where BOS cannot be the fallback, every query must match a key the query can see.
-    for (int64_t length = (plan.fallback || causal_) ? n_ : 1; length <= n_; ++length)
-      for (int64_t i = 0; i < length; ++i) {
-        int64_t q = plan.query.indices * i + plan.query.length * length + plan.query.constant;
-        plan.max_query = std::max(plan.max_query, std::fabs(double(q) - key_centre));
-        if (plan.fallback) continue;
-        int64_t last_key = causal_ ? i : length - 1;
-        bool matched = (q - g) % a == 0 && (q - g) / a >= 0 && (q - g) / a <= last_key;
-        if (!matched) {
-          why = "one-hot: at length " + std::to_string(length) + " position " + std::to_string(i) +
-                "'s query matches no key, and with `length` in the query BOS cannot be the fallback";
-          return false;
-        }
-      }
+    for (NodeId side : node.inputs)
+      for (NodeId length : lengths_in(side)) plan.length = length;
+    const int64_t a = plan.key.indices;
     plan.max_key = std::fabs(double(a)) * out_.centre;
-    why = std::string("numerical: one head scores -(q-k)^2 up to a per-query constant over the number groups (") +
-          (plan.fallback ? "BOS wins where no key matches" : "every query matches a key, checked at every length") +
-          "), O(1) dimensions instead of one per position";
+    if (!plan.terms.empty()) {
+      why = "numerical, once its terms' values are known";
+      return true;
+    }
+    // BOS is kept out of the softmax where every query matches (its weight would otherwise carry
+    // float32's rounding of its score into the copy); a query of indices alone can fall back on its
+    // square, one of length on BOS as the key before the first.
+    const NumericSelect exact = plan;
+    std::string reason = choose_fallback(plan, n_, causal_, out_.centre, [&](int64_t length, int64_t i) {
+      int64_t q = plan.query.indices * i + plan.query.length * length + plan.query.constant;
+      return std::pair{q, q};
+    });
+    if (plan.query.length == 0 && (!reason.empty() || plan.fallback != Fallback::None)) {
+      plan = exact;
+      plan.fallback = Fallback::Square;
+      const double key_centre = double(a) * out_.centre + double(plan.key.constant);
+      for (int64_t i = 0; i < n_; ++i)
+        plan.max_query = std::max(plan.max_query, std::fabs(double(plan.query.indices * i + plan.query.constant) - key_centre));
+    } else if (!reason.empty()) {
+      why = reason;
+      return false;
+    }
+    why = "numerical: one head scores -(q-k)^2 up to a per-query constant over the number groups (" +
+          fallback_text(plan) + "), O(1) dimensions instead of one per position";
     return true;
   }
 
@@ -395,7 +516,7 @@ class Planner {
       }
     plan.key = {1, 0, 0};
     plan.key_width = node.inputs[0];
-    plan.fallback = true;
+    plan.fallback = Fallback::Square;
     for (int64_t i = 0; i < n_; ++i) {
       int64_t q = plan.query.indices * i + plan.query.length * (i + 1) + plan.query.constant;
       plan.max_query = std::max(plan.max_query, std::fabs(double(q) - out_.centre));
@@ -432,9 +553,15 @@ class Planner {
       if (!needed_[size_t(id)] || node.kind != NodeKind::Elementwise || id == program_.output ||
           node.annotation != Encoding::Unspecified || users_[size_t(id)].empty())
         continue;
-      bool all = true;
-      for (NodeId s : support_of(program_, id))
-        all = all && (program_.node(s).kind == NodeKind::Indices || is_length(s));
+      // Positions, and the categorical s-ops a query adds as terms, but at least one position: a map
+      // of a categorical s-op alone is a term, read through its one-hot like any categorical map.
+      bool all = true, positions = false;
+      for (NodeId s : support_of(program_, id)) {
+        bool position = program_.node(s).kind == NodeKind::Indices || is_length(s);
+        positions = positions || position;
+        all = all && (position || is_term_source(program_.node(s)));
+      }
+      all = all && positions;
       for (NodeId user : users_[size_t(id)])
         all = all && (selects.count(user) || only[size_t(user)] || !needed_[size_t(user)]);
       only[size_t(id)] = all;
@@ -449,34 +576,100 @@ class Planner {
       if (needed_[size_t(user)] && !selects.count(user) && !only[size_t(user)]) return false;
     return true;
   }
-
-  void check_float32(NodeId id, const NumericSelect& plan) {
-    const double beta = numeric_select_beta(n_);
-    const double Q = plan.max_query, K = plan.max_key;
-    const NumericMargin bound = numeric_select_margin(plan, n_);
-    const double error = bound.rounding, margin = bound.margin;
-    if (error <= margin / 2) {
-      char text[160];
-      std::snprintf(text, sizeof text, "; the matching key wins by %.3g, float32 rounds a score by at most %.3g",
-                    margin, error);
-      out_.why[size_t(id)] += text;
-      return;
-    }
-    char text[320];
-    std::snprintf(text, sizeof text,
-                  "at --max-len %d this numerical selector's scores reach %.3g, and float32 rounds them by up to "
-                  "%.3g, more than half the margin of %.3g between the matching key and the next (the float32 "
-                  "limit); use a smaller --max-len",
-                  n_, beta * (2 * Q * K + K * K), error, margin);
-    fail_at(program_.node(id).span, text);
-  }
 };
+
+std::string float32_note(const Program& program, NodeId id, const NumericSelect& plan, int max_len) {
+  const double beta = numeric_select_beta(max_len);
+  const double Q = plan.max_query, K = plan.max_key;
+  const NumericMargin bound = numeric_select_margin(plan, max_len);
+  const double error = bound.rounding, margin = bound.margin;
+  char text[320];
+  if (error <= margin / 2) {
+    std::snprintf(text, sizeof text, "; the matching key wins by %.3g, float32 rounds a score by at most %.3g",
+                  margin, error);
+    return text;
+  }
+  std::snprintf(text, sizeof text,
+                "at --max-len %d this numerical selector's scores reach %.3g, and float32 rounds them by up to "
+                "%.3g, more than half the margin of %.3g between the matching key and the next (the float32 "
+                "limit); use a smaller --max-len",
+                max_len, beta * (2 * Q * K + K * K), error, margin);
+  fail_at(program.node(id).span, text);
+}
 
 }  // namespace
 
 PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options,
-                                      const std::set<NodeId>& excluded) {
+                                      const std::map<NodeId, std::string>& excluded) {
   return Planner(program, options, excluded).run();
+}
+
+bool settle_query_terms(const Program& program, const Inference& inference, const CompileOptions& options,
+                        NodeId selector, NumericSelect& plan, std::string& why) {
+  const int n = options.max_len;
+  const bool causal = options.mode == Mode::Causal;
+  // Each term's reach at each last key a query sees (index: that key's position): [lo, hi] of
+  // coefficient * value. A copy of indices (an aggregate of them) holds a position the query sees
+  // or its default, so its values are bounded by that position; other terms by their value sets.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> reach;
+  for (const NumberTerm& term : plan.terms) {
+    const Node& node = program.node(term.sop);
+    const std::vector<NodeId> support =
+        node.kind == NodeKind::Elementwise ? support_of(program, term.sop, &inference.cut) : std::vector{term.sop};
+    const std::string name = "`" + program.label(term.sop) + "`";
+    if (support.size() != 1 || !is_term_source(program.node(support[0])) ||
+        inference.info[size_t(support[0])].encoding != Encoding::Categorical ||
+        !inference.info[size_t(support[0])].values_known) {
+      why = "one-hot: its query adds " + name + ", which is not read off a categorical s-op's one-hot";
+      return false;
+    }
+    const Node& source = program.node(support[0]);
+    const bool index_copy = source.kind == NodeKind::Aggregate &&
+                            program.node(source.inputs[1]).kind == NodeKind::Indices;
+    // (bound on the source value, the term's value) for every value the source can hold.
+    std::vector<std::pair<double, int64_t>> values;
+    for (const Value& v : inference.info[size_t(support[0])].values) {
+      Value t;
+      if (support[0] == term.sop) t = v;
+      else if (!evaluate_fused(program, term.sop, support, {v}, t)) continue;  // an input there is an error
+      if (!(t.is_bool() || (t.is_number() && t.number.is_integer()))) {
+        why = "one-hot: its query adds " + name + ", which can hold " + to_source(t) + ", not an integer";
+        return false;
+      }
+      const bool is_default = index_copy && same_value(v, source.default_value);
+      const double bound = index_copy && !is_default && v.is_number() ? v.number.to_double() : -1.0;
+      values.push_back({bound, term.coefficient * int64_t(number_of(t))});
+    }
+    if (values.empty()) {
+      why = "one-hot: its query adds " + name + ", which no input defines";
+      return false;
+    }
+    std::vector<std::pair<int64_t, int64_t>> by_last(size_t(n), {INT64_MAX, INT64_MIN});
+    for (int last = 0; last < n; ++last)
+      for (const auto& [bound, value] : values)
+        if (bound <= double(last)) by_last[size_t(last)] = {std::min(by_last[size_t(last)].first, value),
+                                                            std::max(by_last[size_t(last)].second, value)};
+    for (auto& [lo, hi] : by_last)
+      if (lo > hi) lo = hi = 0;  // no value is possible there: the term adds nothing
+    reach.push_back(std::move(by_last));
+  }
+  std::string reason = choose_fallback(plan, n, causal, inference.numbers.centre, [&](int64_t length, int64_t i) {
+    int64_t q = plan.query.indices * i + plan.query.length * length + plan.query.constant;
+    std::pair<int64_t, int64_t> range{q, q};
+    const size_t last = size_t(causal ? i : length - 1);
+    for (const auto& term : reach) range = {range.first + term[last].first, range.second + term[last].second};
+    return range;
+  });
+  if (!reason.empty()) {
+    why = reason;
+    return false;
+  }
+  std::string terms;
+  for (const NumberTerm& term : plan.terms) terms += (terms.empty() ? "`" : ", `") + program.label(term.sop) + "`";
+  why = "numerical: one head scores -(q-k)^2 up to a per-query constant over the number groups, its query adding " +
+        terms + " read off the one-hot (" + fallback_text(plan) + "), O(1) dimensions instead of one per position" +
+        float32_note(program, selector, plan, n);
+  return true;
 }
 
 }  // namespace raspc::compiler

@@ -74,6 +74,19 @@ inline std::vector<Value> digits_1_to_4() {
   return {Value::of_int(1), Value::of_int(2), Value::of_int(3), Value::of_int(4)};
 }
 
+// Shifts by a computed amount (docs/long-contexts.md, "Shifts by a computed amount"), over the
+// digits 0-3: the tokens moved right by the first token's value, and each token looked up as many
+// places back as its own value says.
+inline Program computed_shift() {
+  return program_from_text("amount = aggregate(select(indices, 0, ==), tokens);\nshift(tokens, amount, 0);\n");
+}
+inline Program look_back_by_token() {
+  return program_from_text("aggregate(select(indices, indices - tokens, ==), tokens, 0);\n");
+}
+inline std::vector<Value> digits_0_to_3() {
+  return {Value::of_int(0), Value::of_int(1), Value::of_int(2), Value::of_int(3)};
+}
+
 // The model's output at each position of `input` (parse_model_input's forms), on the CPU.
 inline std::vector<std::string> run_model(const Model& model, const std::string& input) {
   std::unique_ptr<Backend> backend = make_backend(model);

@@ -95,6 +95,83 @@ TEST_CASE("the position idioms are O(n) in parameters") {
   }
 }
 
+TEST_CASE("a shift by a computed amount is one numerical head whose query reads the amount's one-hot") {
+  struct Case {
+    const char* name;
+    Program program;
+    Mode mode;
+  };
+  for (const Case& c : {Case{"computed shift", computed_shift(), Mode::Bidirectional},
+                        Case{"look back", look_back_by_token(), Mode::Bidirectional},
+                        Case{"look back", look_back_by_token(), Mode::Causal}}) {
+    CompileOptions o = test_options(digits_0_to_3(), 16, c.mode);
+    o.explain = true;
+    CompileResult r = compile_program(c.program, o);
+    INFO(c.name << (c.mode == Mode::Causal ? " causal: " : ": ") << r.report.first_mismatch);
+    CHECK(r.report.mismatches == 0);
+    CHECK(r.report.inputs_checked > 5000);
+    CHECK(r.report.layers == (c.name == std::string("look back") ? 1 : 2));
+    CHECK_FALSE(has_label(r.model, "indices:"));
+    CHECK(r.explanation.find("read off the one-hot (BOS, as the key of position -1, wins where the query lies before "
+                             "the first key), O(1) dimensions instead of one per position") != std::string::npos);
+    // O(n): the step from 128 to 256 is about twice the step from 64 to 128 (4 times if quadratic).
+    o.verify = false;
+    o.explain = false;
+    double p[3];
+    for (int k = 0; k < 3; ++k) {
+      o.max_len = 64 << k;
+      p[k] = double(compile_program(c.program, o).report.parameters);
+    }
+    INFO(p[0] << " " << p[1] << " " << p[2]);
+    CHECK((p[2] - p[1]) / (p[1] - p[0]) < 2.1);
+    CHECK(p[2] < 20000);
+  }
+}
+
+TEST_CASE("a computed shift that can point past the last key, or that differs by position, stays one-hot") {
+  // Shifting left by the amount: a query may lie past the last key, where BOS (whose score is
+  // linear in the query) cannot win, so the selector keeps its one-hot table and still verifies.
+  Program left = program_from_text("amount = aggregate(select(indices, 0, ==), tokens);\nshift(tokens, -amount, 0);\n");
+  CompileOptions o = test_options(digits_0_to_3(), 8, Mode::Bidirectional);
+  o.explain = true;
+  CompileResult r = compile_program(left, o);
+  CHECK(r.report.mismatches == 0);
+  CHECK(r.explanation.find(": selector, one-hot: at length 1 position 0's query can match no key and lie past the "
+                           "last key, and BOS, without the query's square, is the fallback only before the first") !=
+        std::string::npos);
+  // In causal mode the first token's value is known from position 0 on, but an aggregate is not
+  // proved the same at every position there, so the amount cannot move from the keys to the query.
+  o.mode = Mode::Causal;
+  r = compile_program(computed_shift(), o);
+  CHECK(r.report.mismatches == 0);
+  CHECK(r.explanation.find("its keys add amount, which can differ from position to position, so the sum is not a "
+                           "shift of indices") != std::string::npos);
+}
+
+TEST_CASE("long_addition's operand shift is one numerical head") {
+  ProgramFile f = load_program("long_addition");
+  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional);
+  o.verify = false;
+  o.explain = true;
+  CompileResult r = compile_program(f.program, o);
+  // `indices + first_shift` with first_shift = length - plus_index: the query `indices - length +
+  // plus_index`, and the lookup tables over (index, length, plus_index) are gone.
+  CHECK(r.explanation.find("read off the one-hot (BOS, as the key of position -1, wins where the query lies before "
+                           "the first key)") != std::string::npos);
+  CHECK(r.report.layers == 6);
+  CHECK(r.report.parameters < 1000000);  // 1,464,360 with the tables
+}
+
+TEST_CASE("a computed shift at max length 256 verifies with zero mismatches") {
+  CompileOptions o = test_options(digits_0_to_3(), 256, Mode::Bidirectional, 4);
+  o.exhaustive_limit = 4 + 16 + 64;  // every input up to length 3, then 4 random ones of every length
+  CompileResult r = compile_program(computed_shift(), o);
+  INFO(r.report.first_mismatch);
+  CHECK(r.report.mismatches == 0);
+  CHECK(r.report.inputs_checked == 84 + 4 * 253);
+  CHECK(r.report.parameters < 20000);
+}
+
 TEST_CASE("reverse at max length 256 verifies with zero mismatches") {
   ProgramFile f = load_program("reverse");
   CompileOptions o = test_options(kAbcd, 256, Mode::Bidirectional, 4);
