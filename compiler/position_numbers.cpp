@@ -90,6 +90,10 @@ std::string fallback_text(const NumericSelect& plan) {
 
 bool is_term_source(const Node& node) { return node.kind == NodeKind::Aggregate || node.kind == NodeKind::Tokens; }
 
+// The largest coefficient, and term value, a query's linear form takes: far beyond what float32
+// resolves in a score at any --max-len, and far from int64's overflow.
+constexpr int64_t kLinearReach = int64_t(1) << 24;
+
 }  // namespace
 
 NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len) {
@@ -342,7 +346,11 @@ class Planner {
   // (i, L)) and of categorical s-ops or maps of one (terms, whose values infer() checks later).
   bool linear_form(NodeId side, int64_t coefficient, AffineForm& form, std::vector<NumberTerm>& terms) const {
     AffineForm affine;
+    if (std::llabs(coefficient) > kLinearReach) return false;
     if (affine_form(side, affine)) {
+      if (std::llabs(affine.indices) > kLinearReach || std::llabs(affine.length) > kLinearReach ||
+          std::llabs(affine.constant) > kLinearReach)
+        return false;
       form.indices += coefficient * affine.indices;
       form.length += coefficient * affine.length;
       form.constant += coefficient * affine.constant;
@@ -355,7 +363,7 @@ class Planner {
         const Node& n = program_.node(in);
         if (n.kind != NodeKind::Constant || !n.constant.is_number() || !n.constant.number.is_integer()) return false;
         c = n.constant.number.num;
-        return true;
+        return std::llabs(c) <= kLinearReach;
       };
       int64_t c = 0;
       switch (node.op) {
@@ -424,8 +432,8 @@ class Planner {
     // k + t == q is k == q - t where t (length, or a term) holds one value at every position.
     for (const NumberTerm& term : key_terms) {
       if (!position_invariant(program_, term.sop, mode_)) {
-        why = "one-hot: its keys add " + program_.label(term.sop) +
-              ", which can differ from position to position, so the sum is not a shift of indices";
+        why = "one-hot: its keys add `" + program_.label(term.sop) +
+              "`, which can differ from position to position, so the sum is not a shift of indices";
         return false;
       }
       plan.terms.push_back({term.sop, -term.coefficient});
@@ -632,8 +640,8 @@ bool settle_query_terms(const Program& program, const Inference& inference, cons
       Value t;
       if (support[0] == term.sop) t = v;
       else if (!evaluate_fused(program, term.sop, support, {v}, t)) continue;  // an input there is an error
-      if (!(t.is_bool() || (t.is_number() && t.number.is_integer()))) {
-        why = "one-hot: its query adds " + name + ", which can hold " + to_source(t) + ", not an integer";
+      if (!(t.is_bool() || (t.is_number() && t.number.is_integer() && std::fabs(number_of(t)) <= double(kLinearReach)))) {
+        why = "one-hot: its query adds " + name + ", which can hold " + to_source(t) + ", not an integer within 2^24";
         return false;
       }
       const bool is_default = index_copy && same_value(v, source.default_value);

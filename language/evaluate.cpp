@@ -109,7 +109,15 @@ void Evaluator::exec(const Stmt& s, const Context& ctx) {
       if (values.size() != s.names.size())
         fail(s.span, "this assignment has " + std::to_string(s.names.size()) + (s.names.size() == 1 ? " name" : " names") +
                          " but " + std::to_string(values.size()) + (values.size() == 1 ? " value" : " values"));
-      for (size_t i = 0; i < values.size(); ++i) bind(s.names[i], s.name_spans[i], values[i], ctx);
+      for (size_t i = 0; i < values.size(); ++i) {
+        bind(s.names[i], s.name_spans[i], values[i], ctx);
+        // Inside a user's def (not the library's), the name labels the node until a top-level one does.
+        const CValue& v = values[i];
+        if (!ctx.main_top_level && !in_library_ && (v.is_sop() || v.is_selector())) {
+          Node& node = program_.nodes[size_t(v.node)];
+          if (node.local_name.empty()) node.local_name = s.names[i];
+        }
+      }
       return;
     }
     case StmtKind::Def: {

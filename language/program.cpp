@@ -14,6 +14,7 @@ NodeId Program::find(const std::string& name) const {
 std::string Program::label(NodeId id) const {
   const Node& n = node(id);
   if (!n.name.empty()) return n.name;
+  if (!n.local_name.empty()) return n.local_name + "#" + std::to_string(id);
   const char* kind = "node";
   switch (n.kind) {
     case NodeKind::Tokens: kind = "tokens"; break;

@@ -61,6 +61,9 @@ struct Node {
   NodeKind kind = NodeKind::Constant;
   Span span;         // the expression that made this node
   std::string name;  // the first name it was assigned to ("" if none); used in traces and labels
+  // The first name a user's `def` assigned it to inside its body, for labels where `name` is empty
+  // (such names are not the program's: a def called twice names two nodes alike).
+  std::string local_name;
   Encoding annotation = Encoding::Unspecified;  // set by categorical() / numerical()
 
   std::vector<NodeId> inputs;
@@ -95,7 +98,8 @@ struct Program {
 
   const Node& node(NodeId id) const { return nodes.at(size_t(id)); }
   NodeId find(const std::string& name) const;  // -1 if absent
-  // A display name: the node's name, or a kind-based one like "aggregate#12".
+  // A display name: the node's name, or its def-local name or kind with its id, like
+  // "plus_index#18" or "aggregate#12".
   std::string label(NodeId id) const;
 };
 

@@ -144,8 +144,8 @@ TEST_CASE("a computed shift that can point past the last key, or that differs by
   o.mode = Mode::Causal;
   r = compile_program(computed_shift(), o);
   CHECK(r.report.mismatches == 0);
-  CHECK(r.explanation.find("its keys add amount, which can differ from position to position, so the sum is not a "
-                           "shift of indices") != std::string::npos);
+  CHECK(r.explanation.find("its keys add `amount`, which can differ from position to position, so the sum is not "
+                           "a shift of indices") != std::string::npos);
 }
 
 TEST_CASE("long_addition's operand shift is one numerical head") {

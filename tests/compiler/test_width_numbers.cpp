@@ -34,11 +34,11 @@ TEST_CASE("sort_unique's target position is a number: its group and no width one
   CHECK(r.report.layers == 2);
   CHECK(explains(r, kNumberKey));
   // The width (sort_unique's target_position) is labelled by its node once simplified.
-  CHECK(explains(r, "selector_width#3: categorical, because selector_width: 0..12, read only as the key of "
+  CHECK(explains(r, "target_position#3: categorical, because selector_width: 0..12, read only as the key of "
                     "numerical selectors: its MLP reads 1/(w+1) and writes w's number group"));
-  CHECK(has_label(r.model, "selector_width#3.x"));
-  CHECK(has_label(r.model, "selector_width#3.scratch"));
-  CHECK_FALSE(has_label(r.model, "selector_width#3:"));
+  CHECK(has_label(r.model, "target_position#3.x"));
+  CHECK(has_label(r.model, "target_position#3.scratch"));
+  CHECK_FALSE(has_label(r.model, "target_position#3:"));
   // The one-hot construction had 15,240 parameters here (n_embd 36).
   CHECK(r.report.parameters < 7500);
 }
@@ -64,7 +64,7 @@ TEST_CASE("a computed key stays one-hot where float32 cannot carry its square an
   CHECK(explains(r, "one-hot: its keys are computed from selector widths, and at --max-len 16 float32 rounds the "
                     "number group the MLP writes from 1/(w+1) by up to 0.1"));
   CHECK(explains(r, "(the float32 limit)"));
-  CHECK(has_label(r.model, "selector_width#3:"));
+  CHECK(has_label(r.model, "target_position#3:"));
 }
 
 TEST_CASE("a stable sort's target w1 + w2 stays one-hot and the sort keeps its blocks and size", "[width]") {

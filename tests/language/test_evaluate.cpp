@@ -76,6 +76,24 @@ TEST_CASE("evaluate: top-level names label s-ops, library names are not listed")
   CHECK(q.find("a") == -1);
 }
 
+TEST_CASE("evaluate: names inside a user's def label the nodes no top-level name labels, with their ids") {
+  Program p = program_of("def f(q) { inner = q + 1; kept = inner * 2; return kept; } w = f(indices); w;");
+  const NodeId w = p.find("w");
+  CHECK(p.label(w) == "w");  // the top-level name wins
+  const NodeId inner = p.node(w).inputs[0];
+  CHECK(p.label(inner) == "inner#" + std::to_string(inner));
+  // Called twice, a def names two nodes alike; the ids tell them apart.
+  Program twice = program_of("def f(q) { inner = q + 1; return inner * 2; } f(indices) + f(tokens == \"a\");");
+  std::vector<std::string> labels;
+  for (NodeId id = 0; id < NodeId(twice.nodes.size()); ++id)
+    if (twice.node(id).local_name == "inner") labels.push_back(twice.label(id));
+  REQUIRE(labels.size() == 2);
+  CHECK(labels[0] != labels[1]);
+  // The library's own names inside its defs label nothing.
+  Program sorted = program_of("sort(tokens, tokens);");
+  for (const Node& node : sorted.nodes) CHECK(node.local_name.empty());
+}
+
 TEST_CASE("evaluate: elementwise shapes, operands in source order, atoms as Constant nodes") {
   Program p = program_of("3 - indices;");
   const Node& sub = output_node(p);
