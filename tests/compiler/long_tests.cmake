@@ -1,6 +1,8 @@
 # The compiler's long sweeps (label `long`, outside the default suite): histogram, sort and reverse
 # at maximum length 64, exhaustive up to 10^5 inputs, then 10^4 random inputs of every longer
-# length; the Dyck programs causal at 8; long_addition over its whole vocabulary at 8 and 16.
+# length; the Dyck programs causal at 8; long_addition over its whole vocabulary at 8 and 16, and
+# at 64; every program of programs/ (and the computed shifts) on 1,000 random inputs at each of the
+# lengths 1-16, 32, ... up to the longest of 64, 256 and 1,024 it compiles at within the budget.
 # One CTest entry per test case, so that each can be run (and timed) alone with -R.
 add_executable(test_compiler_long ${CMAKE_SOURCE_DIR}/tests/compiler/long/test_long_compile.cpp
                $<TARGET_OBJECTS:raspc_catch_main>)

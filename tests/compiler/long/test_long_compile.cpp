@@ -11,6 +11,7 @@
 #include "language/interpret.hpp"
 #include "runtime/forward.hpp"
 #include "runtime/model_output.hpp"
+#include "runtime/verification_backend.hpp"
 
 using namespace raspc;
 using namespace raspc::testing;
@@ -112,19 +113,26 @@ TEST_CASE("long_addition at max length 64: every input up to length 4, then 1000
 // one length against the interpreter: one CTest entry per program and length.
 namespace {
 
+// Which forward runs the model: the dense CPU forward, or (for models of tens of millions of
+// parameters, where the dense one would take hours at these lengths) the verification's forward
+// over the nonzero blocks, which tests/compiler/test_verification_backend.cpp compares with it.
+enum class Forward { Dense, Verification };
+
 void check_at_length(const std::string& name, const Program& program, const std::vector<Value>& vocab, Mode mode,
-                     int max_len, int first, int last) {
+                     int max_len, int first, int last, Forward forward = Forward::Dense) {
   CompileOptions o;
   o.vocab = vocab;
   o.max_len = max_len;
   o.mode = mode;
   o.verify = false;
   CompileResult r = compile_program(program, o);
-  std::unique_ptr<Backend> backend = make_backend(r.model);
+  std::unique_ptr<Backend> backend;
+  if (forward == Forward::Dense) backend = make_backend(r.model);
+  else backend = std::make_unique<VerificationBackend>(r.model);
   Interpreter interpreter(program, mode);
   std::mt19937_64 random(uint64_t(first) * 7919 + uint64_t(last));
   for (int length = first; length <= last; ++length) {
-    long mismatches = 0;
+    long mismatches = 0, defined = 0;
     for (int sample = 0; sample < 1000; ++sample) {
       std::vector<Value> input;
       std::vector<int> tokens;
@@ -137,8 +145,9 @@ void check_at_length(const std::string& name, const Program& program, const std:
       try {
         expected = interpreter.run(input);
       } catch (const UserError&) {
-        continue;  // the program is undefined there (none of these programs is)
+        continue;  // the program is undefined there (none of these programs is: checked below)
       }
+      ++defined;
       PositionOutputs got = run_positions(*backend, r.model, tokens);
       for (int i = 0; i < length; ++i)
         if (!output_matches(r.model, got.values[size_t(i)], to_display(expected[size_t(i)]))) {
@@ -148,12 +157,14 @@ void check_at_length(const std::string& name, const Program& program, const std:
     }
     INFO(name << " at length " << length << " of max length " << max_len);
     CHECK(mismatches == 0);
+    CHECK(defined == 1000);
   }
 }
 
-void check_at_length(const std::string& name, Mode mode, int max_len, int first, int last) {
+void check_at_length(const std::string& name, Mode mode, int max_len, int first, int last,
+                     Forward forward = Forward::Dense) {
   ProgramFile f = load_program(name);
-  check_at_length(name, f.program, header_vocabulary(f.header), mode, max_len, first, last);
+  check_at_length(name, f.program, header_vocabulary(f.header), mode, max_len, first, last, forward);
 }
 
 }  // namespace
@@ -172,6 +183,33 @@ void check_at_length(const std::string& name, Mode mode, int max_len, int first,
   RASPC_LONG_CONTEXT_UP_TO_256(program, mode, 1024)            \
   RASPC_LONG_CONTEXT_CASE(program, mode, 1024, 512, 512)       \
   RASPC_LONG_CONTEXT_CASE(program, mode, 1024, 1024, 1024)
+// The programs whose models at their longest length have tens of millions of parameters, on the
+// verification's forward: each at the longest of 64, 256 and 1,024 it compiles at within the budget.
+#define RASPC_LARGE_MODEL_CASE(program, mode, max_len, first, last)                                        \
+  TEST_CASE(program " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last  \
+            ", verification forward") {                                                                    \
+    check_at_length(program, mode, max_len, first, last, Forward::Verification);                          \
+  }
+#define RASPC_LARGE_MODEL_UP_TO_64(program, mode, max_len) \
+  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 1, 16)     \
+  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 32, 32)    \
+  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 64, 64)
+#define RASPC_LARGE_MODEL_UP_TO_256(program, mode, max_len) \
+  RASPC_LARGE_MODEL_UP_TO_64(program, mode, max_len)         \
+  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 128, 128)   \
+  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 256, 256)
+#define RASPC_LARGE_MODEL_UP_TO_1024(program, mode)       \
+  RASPC_LARGE_MODEL_UP_TO_256(program, mode, 1024)         \
+  RASPC_LARGE_MODEL_CASE(program, mode, 1024, 512, 512)    \
+  RASPC_LARGE_MODEL_CASE(program, mode, 1024, 1024, 1024)
+RASPC_LARGE_MODEL_UP_TO_1024("count_less_freq", Mode::Bidirectional)
+RASPC_LARGE_MODEL_UP_TO_1024("double_hist", Mode::Bidirectional)
+RASPC_LARGE_MODEL_UP_TO_1024("shuffle_dyck", Mode::Bidirectional)
+RASPC_LARGE_MODEL_UP_TO_1024("sort_unique", Mode::Bidirectional)
+RASPC_LARGE_MODEL_UP_TO_256("most_freq", Mode::Bidirectional, 256)
+RASPC_LARGE_MODEL_UP_TO_256("shuffle_dyck2", Mode::Bidirectional, 256)
+RASPC_LARGE_MODEL_UP_TO_64("dyck2", Mode::Causal, 64)
+RASPC_LARGE_MODEL_UP_TO_64("dyck3", Mode::Causal, 64)
 
 RASPC_LONG_CONTEXT_UP_TO_1024("reverse", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("frac_prevs", Mode::Causal)
