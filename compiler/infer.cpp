@@ -815,7 +815,9 @@ Inference infer(const Program& program, const CompileOptions& options) {
   // Cutting a map out of a fused chain changes how the maps after it are enumerated: infer again
   // with the cuts fixed until none is added (cuts only grow).
   // A numerical selector whose keys are computed from selector widths needs them to be integers
-  // within the number group's reach: where inference finds otherwise, plan again without it.
+  // within the number group's reach, and one whose query adds categorical terms needs their values
+  // to keep every query that misses before the first key: where inference finds otherwise, plan
+  // again without it.
   FusedCacheScope keep_map_values(program);
   std::map<NodeId, std::string> excluded;
   for (;;) {

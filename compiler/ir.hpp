@@ -103,7 +103,7 @@ enum class Fallback : uint8_t {
   None,        // every query matches a key it sees (checked at every length), so BOS never wins
   Square,      // BOS scores beta*(q~^2 - 1/2): the query carries its square (a map of indices alone)
   BeforeKeys,  // every query that matches no key lies beyond the first position's key, on the side
-               // away from the others: BOS scores the first key's score plus beta*(distance - 1/2)
+               // away from the others: BOS is read as the key of position -1 (lower_head.cpp)
 };
 struct NumericSelect {
   // key.length is 0 and the key has no terms: a key that adds `length` or a position-invariant
