@@ -169,20 +169,27 @@ void check_at_length(const std::string& name, Mode mode, int max_len, int first,
 
 }  // namespace
 
+// The lengths of the entries: 1-16 in one, then each power of two up to the model's maximum
+// length in one of its own. CASE(args..., first, last) makes one entry.
+#define RASPC_LENGTHS_UP_TO_64(CASE, ...) \
+  CASE(__VA_ARGS__, 1, 16)                 \
+  CASE(__VA_ARGS__, 32, 32)                \
+  CASE(__VA_ARGS__, 64, 64)
+#define RASPC_LENGTHS_UP_TO_256(CASE, ...)   \
+  RASPC_LENGTHS_UP_TO_64(CASE, __VA_ARGS__)  \
+  CASE(__VA_ARGS__, 128, 128)                \
+  CASE(__VA_ARGS__, 256, 256)
+#define RASPC_LENGTHS_UP_TO_1024(CASE, ...)  \
+  RASPC_LENGTHS_UP_TO_256(CASE, __VA_ARGS__) \
+  CASE(__VA_ARGS__, 512, 512)                \
+  CASE(__VA_ARGS__, 1024, 1024)
+
 #define RASPC_LONG_CONTEXT_CASE(program, mode, max_len, first, last)                                   \
   TEST_CASE(program " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
     check_at_length(program, mode, max_len, first, last);                                              \
   }
-#define RASPC_LONG_CONTEXT_UP_TO_256(program, mode, max_len) \
-  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 1, 16)          \
-  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 32, 32)         \
-  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 64, 64)         \
-  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 128, 128)       \
-  RASPC_LONG_CONTEXT_CASE(program, mode, max_len, 256, 256)
-#define RASPC_LONG_CONTEXT_UP_TO_1024(program, mode)          \
-  RASPC_LONG_CONTEXT_UP_TO_256(program, mode, 1024)            \
-  RASPC_LONG_CONTEXT_CASE(program, mode, 1024, 512, 512)       \
-  RASPC_LONG_CONTEXT_CASE(program, mode, 1024, 1024, 1024)
+#define RASPC_LONG_CONTEXT_UP_TO_1024(program, mode) \
+  RASPC_LENGTHS_UP_TO_1024(RASPC_LONG_CONTEXT_CASE, program, mode, 1024)
 // The programs whose models at their longest length have tens of millions of parameters, on the
 // verification's forward: each at the longest of 64, 256 and 1,024 it compiles at within the budget.
 #define RASPC_LARGE_MODEL_CASE(program, mode, max_len, first, last)                                        \
@@ -190,26 +197,14 @@ void check_at_length(const std::string& name, Mode mode, int max_len, int first,
             ", verification forward") {                                                                    \
     check_at_length(program, mode, max_len, first, last, Forward::Verification);                          \
   }
-#define RASPC_LARGE_MODEL_UP_TO_64(program, mode, max_len) \
-  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 1, 16)     \
-  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 32, 32)    \
-  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 64, 64)
-#define RASPC_LARGE_MODEL_UP_TO_256(program, mode, max_len) \
-  RASPC_LARGE_MODEL_UP_TO_64(program, mode, max_len)         \
-  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 128, 128)   \
-  RASPC_LARGE_MODEL_CASE(program, mode, max_len, 256, 256)
-#define RASPC_LARGE_MODEL_UP_TO_1024(program, mode)       \
-  RASPC_LARGE_MODEL_UP_TO_256(program, mode, 1024)         \
-  RASPC_LARGE_MODEL_CASE(program, mode, 1024, 512, 512)    \
-  RASPC_LARGE_MODEL_CASE(program, mode, 1024, 1024, 1024)
-RASPC_LARGE_MODEL_UP_TO_1024("count_less_freq", Mode::Bidirectional)
-RASPC_LARGE_MODEL_UP_TO_1024("double_hist", Mode::Bidirectional)
-RASPC_LARGE_MODEL_UP_TO_1024("shuffle_dyck", Mode::Bidirectional)
-RASPC_LARGE_MODEL_UP_TO_1024("sort_unique", Mode::Bidirectional)
-RASPC_LARGE_MODEL_UP_TO_256("most_freq", Mode::Bidirectional, 256)
-RASPC_LARGE_MODEL_UP_TO_256("shuffle_dyck2", Mode::Bidirectional, 256)
-RASPC_LARGE_MODEL_UP_TO_64("dyck2", Mode::Causal, 64)
-RASPC_LARGE_MODEL_UP_TO_64("dyck3", Mode::Causal, 64)
+RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "count_less_freq", Mode::Bidirectional, 1024)
+RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "double_hist", Mode::Bidirectional, 1024)
+RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "shuffle_dyck", Mode::Bidirectional, 1024)
+RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "sort_unique", Mode::Bidirectional, 1024)
+RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "most_freq", Mode::Bidirectional, 256)
+RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "shuffle_dyck2", Mode::Bidirectional, 256)
+RASPC_LENGTHS_UP_TO_64(RASPC_LARGE_MODEL_CASE, "dyck2", Mode::Causal, 64)
+RASPC_LENGTHS_UP_TO_64(RASPC_LARGE_MODEL_CASE, "dyck3", Mode::Causal, 64)
 
 RASPC_LONG_CONTEXT_UP_TO_1024("reverse", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("frac_prevs", Mode::Causal)
@@ -220,31 +215,20 @@ RASPC_LONG_CONTEXT_UP_TO_1024("dyck1", Mode::Causal)
 // function of the key keeps the position tie break and its target w1 + w2: at 256 that is 19.8M
 // parameters (at 1,024 its widths' pairs are more than a lookup may list).
 RASPC_LONG_CONTEXT_UP_TO_1024("sort", Mode::Bidirectional)
-#define RASPC_STABLE_PARTITION_CASE(first, last)                                                             \
-  TEST_CASE("stable partition at max length 256: 1000 random inputs of each length " #first " to " #last) { \
-    check_at_length("stable partition", stable_partition(), digits_1_to_4(), Mode::Bidirectional, 256, first, last); \
+#define RASPC_STABLE_PARTITION_CASE(max_len, first, last)                                                          \
+  TEST_CASE("stable partition at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
+    check_at_length("stable partition", stable_partition(), digits_1_to_4(), Mode::Bidirectional, max_len, first,  \
+                    last);                                                                                        \
   }
-RASPC_STABLE_PARTITION_CASE(1, 16)
-RASPC_STABLE_PARTITION_CASE(32, 32)
-RASPC_STABLE_PARTITION_CASE(64, 64)
-RASPC_STABLE_PARTITION_CASE(128, 128)
-RASPC_STABLE_PARTITION_CASE(256, 256)
+RASPC_LENGTHS_UP_TO_256(RASPC_STABLE_PARTITION_CASE, 256)
 // Shifts by a computed amount (compile_helpers.hpp): the first token's value, bidirectional, and
 // each token's own value, causal.
-#define RASPC_COMPUTED_SHIFT_CASE(name, program, mode, first, last)                                        \
-  TEST_CASE(name " at max length 1024: 1000 random inputs of each length " #first " to " #last) {         \
-    check_at_length(name, program, digits_0_to_3(), mode, 1024, first, last);                             \
+#define RASPC_COMPUTED_SHIFT_CASE(name, program, mode, max_len, first, last)                              \
+  TEST_CASE(name " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
+    check_at_length(name, program, digits_0_to_3(), mode, max_len, first, last);                          \
   }
-#define RASPC_COMPUTED_SHIFT_UP_TO_1024(name, program, mode) \
-  RASPC_COMPUTED_SHIFT_CASE(name, program, mode, 1, 16)       \
-  RASPC_COMPUTED_SHIFT_CASE(name, program, mode, 32, 32)      \
-  RASPC_COMPUTED_SHIFT_CASE(name, program, mode, 64, 64)      \
-  RASPC_COMPUTED_SHIFT_CASE(name, program, mode, 128, 128)    \
-  RASPC_COMPUTED_SHIFT_CASE(name, program, mode, 256, 256)    \
-  RASPC_COMPUTED_SHIFT_CASE(name, program, mode, 512, 512)    \
-  RASPC_COMPUTED_SHIFT_CASE(name, program, mode, 1024, 1024)
-RASPC_COMPUTED_SHIFT_UP_TO_1024("computed shift", computed_shift(), Mode::Bidirectional)
-RASPC_COMPUTED_SHIFT_UP_TO_1024("look back by token", look_back_by_token(), Mode::Causal)
+RASPC_LENGTHS_UP_TO_1024(RASPC_COMPUTED_SHIFT_CASE, "computed shift", computed_shift(), Mode::Bidirectional, 1024)
+RASPC_LENGTHS_UP_TO_1024(RASPC_COMPUTED_SHIFT_CASE, "look back by token", look_back_by_token(), Mode::Causal, 1024)
 // The O(n) programs of index arithmetic and prefixes (causal, as their headers say).
 RASPC_LONG_CONTEXT_UP_TO_1024("shift", Mode::Causal)
 RASPC_LONG_CONTEXT_UP_TO_1024("aab", Mode::Causal)
