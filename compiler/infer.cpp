@@ -318,8 +318,9 @@ class Inferrer {
   void infer_select(NodeId id) {
     const Node& node = program_.node(id);
     if (result_.numbers.of(id) == NumberRole::Select) {
-      // Keys that are an injective map of indices match once; widths may repeat.
-      info(id).at_most_one = result_.numbers.selects.at(id).key_width < 0;
+      // Keys that are an injective map of indices match once; widths may repeat; an order selects a range.
+      const NumericSelect& plan = result_.numbers.selects.at(id);
+      info(id).at_most_one = plan.comparison == Comparison::Eq && plan.key_width < 0;
       return;
     }
     for (NodeId side : node.inputs) {

@@ -116,6 +116,12 @@ struct NumericSelect {
   NodeId key_width = -1;
   Fallback fallback = Fallback::None;
   double max_query = 0, max_key = 0;  // largest |q - centre|, |k - centre| that occur
+  // Eq scores -(q-k)^2: the nearest key wins. Lt, Le, Gt, Ge: an order whose every reader asks only
+  // whether some key is selected (an aggregate of a constant, has_focus) scores one linear term,
+  // beta * (+-(q - k) -+ 1/2), above 0 exactly where the comparison holds.
+  Comparison comparison = Comparison::Eq;
+  double reach = 0;   // an order's largest |q - k|
+  int conjuncts = 1;  // an order's most conjuncts (itself included) in one head that reads it
 };
 struct PositionNumbers {
   std::vector<NumberRole> role;     // by NodeId
@@ -129,6 +135,9 @@ struct PositionNumbers {
 // The sharpness of numerical selectors: the nearest key outscores the next by beta per unit
 // squared distance (BOS, as the fallback, by beta/2).
 double numeric_select_beta(int max_len);
+// What a match of each other conjunct scores in a head that reads an order: more than the order's
+// term can swing, beta * (reach + 1), so that the conjuncts still decide alone where they fail.
+double order_match_score(const NumericSelect& plan, int max_len);
 // How far from PositionNumbers::centre, in extents, a key computed from a selector width may reach:
 // a number group's y = sqrt(3 - u^2 - u^4) needs u^2 + u^4 <= 3, |u| <= 1.27.
 constexpr double kComputedKeyReach = 1.25;

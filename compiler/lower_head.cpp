@@ -139,14 +139,14 @@ Functional indicator_of(const LowerContext& ctx, const CategoricalView& view, co
   return combine(parts);
 }
 
-// The score terms of a selector, and the number of conjuncts.
-std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, int& conjuncts) {
+// The score terms of a selector's conjuncts but `skip`, each match scoring G, and their number.
+std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, double G, NodeId skip, int& conjuncts) {
   const Program& program = ctx.program;
   std::vector<NodeId> parts;
   split_conjuncts(program, selector, parts);
+  parts.erase(std::remove(parts.begin(), parts.end(), skip), parts.end());
   conjuncts = int(parts.size());
   std::vector<Term> terms;
-  const double G = ctx.match_score;
   for (NodeId part : parts) {
     std::vector<NodeId> keys, queries;
     collect_sources(program, ctx.inference, part, keys, queries);
@@ -245,6 +245,40 @@ struct HeadScores {
   std::vector<double> bos_key;
 };
 
+// An aggregate of a constant whose selector's conjunct `order` compares positions by <, <=, > or >=
+// (position_numbers.cpp): the order scores beta * (s (q - k) + h), s = +-1 and h = -+1/2, at least
+// beta/2 where it holds and at most -beta/2 where not; each other conjunct's match scores G, more
+// than the order can swing. BOS scores G per other conjunct: below every selected key, above every
+// other.
+HeadScores order_scores(const LowerContext& ctx, NodeId order, NodeId selector) {
+  const PositionNumbers& numbers = ctx.inference.numbers;
+  const NumericSelect& plan = numbers.selects.at(order);
+  const double beta = numeric_select_beta(ctx.options.max_len), G = order_match_score(plan, ctx.options.max_len);
+  const int one = ctx.allocation.one;
+  int m = 0;
+  std::vector<Term> terms = selector_terms(ctx, selector, G, order, m);
+  const bool below = plan.comparison == Comparison::Lt || plan.comparison == Comparison::Le;  // k below q
+  const double s = below ? 1.0 : -1.0;
+  const double h = plan.comparison == Comparison::Lt || plan.comparison == Comparison::Gt ? -0.5 : 0.5;
+  // q - k = (q - a c) - a (i - c), c the centre, so that both factors stay near the number groups' scale.
+  const double a = double(plan.key.indices), c = numbers.centre;
+  NodeId indices = -1;
+  for (const auto& [source, dims] : ctx.allocation.number)
+    if (numbers.of(source) == NumberRole::Indices) indices = source;
+  Functional q = ctx.affine_value(plan.query, plan.length);
+  q.push_back({one, -a * c});
+  Functional query_part;
+  for (const auto& [dim, w] : q) query_part.push_back({dim, beta * s * w});
+  query_part.push_back({one, beta * h});
+  terms.push_back({query_part, ctx.unit(one)});
+  if (a != 0) {
+    Functional k = ctx.number_value(indices);
+    k.push_back({one, -c});
+    terms.push_back({ctx.unit(one, -beta * s * a), k});
+  }
+  return {terms, ctx.unit(one, double(m) * G)};
+}
+
 HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   const Program& program = ctx.program;
   const Node& node = program.node(id);
@@ -265,7 +299,8 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
     key.push_back({one, -numbers.centre});
     return {{{ctx.unit(one, beta), key}}, ctx.unit(one, -beta * (numbers.extent + 10.0))};
   }
-  if (node.kind == NodeKind::Aggregate && numbers.of(node.inputs[0]) == NumberRole::Select) {
+  if (node.kind == NodeKind::Aggregate && numbers.of(node.inputs[0]) == NumberRole::Select &&
+      numbers.selects.at(node.inputs[0]).comparison == Comparison::Eq) {
     const NodeId sel = node.inputs[0];
     const NumericSelect& plan = numbers.selects.at(sel);
     const double a = double(plan.key.indices), key_centre = a * numbers.centre + double(plan.key.constant);
@@ -298,9 +333,15 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
     bos.push_back({one, beta * (d * d - 0.5)});
     return {terms, bos};
   }
+  if (node.kind == NodeKind::Aggregate) {
+    std::vector<NodeId> parts;
+    split_conjuncts(program, node.inputs[0], parts);
+    for (NodeId part : parts)
+      if (numbers.of(part) == NumberRole::Select) return order_scores(ctx, part, node.inputs[0]);
+  }
   int m = 0;
-  std::vector<Term> terms = selector_terms(ctx, node.inputs[0], m);
   const double G = ctx.match_score;
+  std::vector<Term> terms = selector_terms(ctx, node.inputs[0], G, -1, m);
   // BOS as a key: exactly B for every query.
   double B = node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G;
   if (!node.width_exceeds_index) return {terms, ctx.unit(one, B)};

@@ -96,10 +96,25 @@ constexpr int64_t kLinearReach = int64_t(1) << 24;
 
 }  // namespace
 
+double order_match_score(const NumericSelect& plan, int max_len) {
+  return numeric_select_beta(max_len) * (plan.reach + 1.0);
+}
+
 NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len) {
   const double beta = numeric_select_beta(max_len);
+  if (plan.comparison != Comparison::Eq) {
+    // A selected key beats BOS, and BOS every other key, by beta/2; scores reach the other
+    // conjuncts' matches and the order's own term.
+    const double reach = (plan.conjuncts - 1) * order_match_score(plan, max_len) + beta * (plan.reach + 0.5);
+    return {beta / 2, kScoreRoundings * kFloat32Epsilon * reach};
+  }
   const double Q = plan.max_query, K = plan.max_key;
-  return {plan.fallback == Fallback::Square ? beta / 2 : beta, kScoreRoundings * kFloat32Epsilon * beta * (2 * Q * K + K * K)};
+  // A key's score sums terms up to beta (2QK + K^2). Where BOS scores beta (q~^2 - 1/2) (Square),
+  // its own score is as large as beta Q^2, which exceeds that where queries reach beyond the keys.
+  // BOS as the key of position -1 is within K (max_key counts it), and a constant -10 beta is exact.
+  double largest = 2 * Q * K + K * K;
+  if (plan.fallback == Fallback::Square) largest = std::max(largest, Q * Q + 0.5);
+  return {plan.fallback == Fallback::Square ? beta / 2 : beta, kScoreRoundings * kFloat32Epsilon * beta * largest};
 }
 
 namespace {
@@ -139,9 +154,9 @@ class Planner {
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       const Node& node = program_.node(id);
       if (node.kind == NodeKind::Indices) indices_ = id;
-      if (!needed_[size_t(id)] || node.kind != NodeKind::Select || node.comparison != Comparison::Eq) continue;
+      if (!needed_[size_t(id)] || node.kind != NodeKind::Select || node.comparison == Comparison::Ne) continue;
       NumericSelect plan;
-      if (consider(id, plan)) candidates[id] = plan;
+      if (node.comparison == Comparison::Eq ? consider(id, plan) : consider_order(id, plan)) candidates[id] = plan;
     }
     // Reading `length` as a number replaces its width head only where nothing else reads it; in
     // bidirectional mode a selector whose query needs it is numerical only then.
@@ -389,6 +404,89 @@ class Planner {
     return true;
   }
 
+  // An order between positions, `select(indices, indices, <)` inside has_focus: every reader asks
+  // only whether some key is selected, so the selected keys need not score alike, only above BOS.
+  bool consider_order(NodeId id, NumericSelect& plan) {
+    const Node& node = program_.node(id);
+    std::vector<NumberTerm> key_terms;
+    if (!reads_positions(id) || !linear_form(node.inputs[0], 1, plan.key, key_terms) ||
+        !linear_form(node.inputs[1], 1, plan.query, plan.terms) || !key_terms.empty() || !plan.terms.empty())
+      return false;
+    std::string& why = out_.why[size_t(id)];
+    std::vector<NodeId> heads;
+    if (!only_any_selected(id, heads) || heads.empty()) {
+      why = "one-hot: something reads it that needs every selected key to score alike (a width, a mean, an `or`)";
+      return false;
+    }
+    for (NodeId head : heads) {
+      std::vector<NodeId> parts;
+      conjuncts_of(program_.node(head).inputs[0], parts);
+      for (NodeId part : parts)
+        if (part != id && is_position_order(part)) {
+          why = "one-hot: a head that reads it compares positions in another conjunct too";
+          return false;
+        }
+      plan.conjuncts = std::max(plan.conjuncts, int(parts.size()));
+    }
+    plan.comparison = node.comparison;
+    plan.query.length -= plan.key.length;
+    plan.query.constant -= plan.key.constant;
+    plan.key.length = plan.key.constant = 0;
+    for (NodeId side : node.inputs)
+      for (NodeId length : lengths_in(side)) plan.length = length;
+    // |q - k| over the keys and queries of every length: q and k are affine in the index.
+    for (int64_t length = causal_ ? n_ : 1; length <= n_; ++length) {
+      auto at = [&](const AffineForm& f, int64_t i) { return double(f.indices * i + f.length * length + f.constant); };
+      const double q0 = at(plan.query, 0), q1 = at(plan.query, length - 1), k0 = at(plan.key, 0),
+                   k1 = at(plan.key, length - 1);
+      plan.reach = std::max({plan.reach, std::fabs(q0 - k0), std::fabs(q0 - k1), std::fabs(q1 - k0), std::fabs(q1 - k1)});
+    }
+    why = "numerical: only whether some key is selected matters, so one head scores beta * (q - k) across the "
+          "comparison's step over the number groups, above BOS exactly where it holds, O(1) dimensions instead of "
+          "one per position";
+    return true;
+  }
+
+  // Whether a comparison reads indices or length on either side.
+  bool reads_positions(NodeId sel) const {
+    for (NodeId side : program_.node(sel).inputs)
+      if (program_.node(side).kind != NodeKind::Constant)
+        for (NodeId s : program_.node(side).kind == NodeKind::Elementwise ? support_of(program_, side)
+                                                                           : std::vector<NodeId>{side})
+          if (program_.node(s).kind == NodeKind::Indices || is_length(s)) return true;
+    return false;
+  }
+
+  bool is_position_order(NodeId sel) const {
+    const Node& node = program_.node(sel);
+    return node.kind == NodeKind::Select && node.comparison != Comparison::Eq && node.comparison != Comparison::Ne &&
+           reads_positions(sel);
+  }
+
+  void conjuncts_of(NodeId sel, std::vector<NodeId>& out) const {
+    const Node& node = program_.node(sel);
+    if (node.kind != NodeKind::SelectAnd) return out.push_back(sel);
+    for (NodeId in : node.inputs) conjuncts_of(in, out);
+  }
+
+  // The aggregates that read `sel` through `and`s only, each of a constant (so only whether some key
+  // is selected shows); false where anything else reads it.
+  bool only_any_selected(NodeId sel, std::vector<NodeId>& heads) const {
+    for (NodeId user : users_[size_t(sel)]) {
+      if (!needed_[size_t(user)]) continue;
+      const Node& u = program_.node(user);
+      if (u.kind == NodeKind::SelectAnd) {
+        if (!only_any_selected(user, heads)) return false;
+      } else if (u.kind == NodeKind::Aggregate && u.inputs[0] == sel &&
+                 program_.node(u.inputs[1]).kind == NodeKind::Constant) {
+        heads.push_back(user);
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
   bool consider(NodeId id, NumericSelect& plan) {
     const Node& node = program_.node(id);
     std::string& why = out_.why[size_t(id)];
@@ -411,13 +509,7 @@ class Planner {
                                           is_length(side) || s.kind == NodeKind::Elementwise || is_term_source(s));
     }
     if (!position_sides) return false;
-    bool reads_positions = false;
-    for (NodeId side : node.inputs)
-      if (program_.node(side).kind != NodeKind::Constant)
-        for (NodeId s : program_.node(side).kind == NodeKind::Elementwise ? support_of(program_, side)
-                                                                           : std::vector<NodeId>{side})
-          reads_positions = reads_positions || program_.node(s).kind == NodeKind::Indices || is_length(s);
-    if (!reads_positions) return false;
+    if (!reads_positions(id)) return false;
     std::vector<NumberTerm> key_terms;
     if (!linear_form(node.inputs[0], 1, plan.key, key_terms) || !linear_form(node.inputs[1], 1, plan.query, plan.terms)) {
       if (program_.node(node.inputs[0]).kind == NodeKind::Indices)
@@ -587,21 +679,20 @@ class Planner {
 };
 
 std::string float32_note(const Program& program, NodeId id, const NumericSelect& plan, int max_len) {
-  const double beta = numeric_select_beta(max_len);
-  const double Q = plan.max_query, K = plan.max_key;
   const NumericMargin bound = numeric_select_margin(plan, max_len);
   const double error = bound.rounding, margin = bound.margin;
   char text[320];
   if (error <= margin / 2) {
-    std::snprintf(text, sizeof text, "; the matching key wins by %.3g, float32 rounds a score by at most %.3g",
-                  margin, error);
+    std::snprintf(text, sizeof text, "; %s by %.3g, float32 rounds a score by at most %.3g",
+                  plan.comparison == Comparison::Eq ? "the matching key wins" : "a selected key beats BOS", margin,
+                  error);
     return text;
   }
   std::snprintf(text, sizeof text,
                 "at --max-len %d this numerical selector's scores reach %.3g, and float32 rounds them by up to "
-                "%.3g, more than half the margin of %.3g between the matching key and the next (the float32 "
-                "limit); use a smaller --max-len",
-                max_len, beta * (2 * Q * K + K * K), error, margin);
+                "%.3g, more than half the margin of %.3g between %s (the float32 limit); use a smaller --max-len",
+                max_len, error / (kScoreRoundings * kFloat32Epsilon), error, margin,
+                plan.comparison == Comparison::Eq ? "the matching key and the next" : "a selected key and BOS");
   fail_at(program.node(id).span, text);
 }
 

@@ -200,6 +200,21 @@ TEST_CASE("a numerical selector that float32 cannot resolve is refused with the 
   CHECK(compile_error(f.program, o) == "");
 }
 
+TEST_CASE("float32's bound counts BOS's own score where queries reach far beyond the keys") {
+  // Keys 0..15 lie within K = 7.5 of their centre, queries i - 40 within Q = 47.5 of it. BOS scores
+  // beta (q~^2 - 1/2), larger than any key's beta (2QK + K^2): the bound is 4 roundings of that.
+  Program program = program_from_text("aggregate(select(indices, indices - 40, ==), tokens, \"_\");\n");
+  CompileOptions o = test_options(kAbcd, 16, Mode::Bidirectional);
+  CompileResult r = compile_program(program, o);
+  INFO(r.report.first_mismatch);
+  CHECK(r.report.mismatches == 0);
+  const double beta = 2 * (std::log(17.0) + 16), Q = 47.5, K = 7.5;
+  CHECK(r.report.numerical_selector_margin == Approx(beta / 2));
+  CHECK(r.report.numerical_selector_rounding == Approx(4 * std::ldexp(beta * (Q * Q + 0.5), -24)));
+  // The keys' own scores would give under half of that.
+  CHECK(r.report.numerical_selector_rounding > 2 * 4 * std::ldexp(beta * (2 * Q * K + K * K), -24));
+}
+
 TEST_CASE("the budget refuses a model estimated above --max-parameters, at the s-op that dominates") {
   const Program partition = stable_partition();
   CompileOptions o = test_options(digits_1_to_4(), 64, Mode::Bidirectional);
@@ -210,4 +225,61 @@ TEST_CASE("the budget refuses a model estimated above --max-parameters, at the s
   CHECK(error.find(" parameters, more than --max-parameters 1,000,000; most of it is ") != std::string::npos);
   o.max_parameters = 0;
   CHECK(compile_error(partition, o) == "");
+}
+
+TEST_CASE("has_focus over an order of positions is one linear head: no indices one-hot, zero mismatches") {
+  const std::string numerical = ": selector, numerical: only whether some key is selected matters";
+  ProgramFile f = load_program("double_hist");
+  CompileOptions o = test_options(header_vocabulary(f.header), 16, Mode::Bidirectional);
+  o.explain = true;
+  CompileResult r = compile_program(f.program, o);
+  INFO(r.report.first_mismatch);
+  CHECK(r.report.mismatches == 0);
+  CHECK(r.report.layers == 2);
+  CHECK_FALSE(has_label(r.model, "indices:"));
+  CHECK(r.explanation.find(numerical) != std::string::npos);
+  CHECK(r.report.numerical_selector_margin == Approx(std::log(17.0) + 16));  // beta / 2
+  CHECK(r.report.parameters < 40000);  // 44,800 with the indices one-hot
+  // Every order, sides that add constants or read `length`, with a categorical conjunct or alone.
+  for (const char* op : {"<", "<=", ">", ">="}) {
+    for (const std::string& text :
+         {std::string("has_focus(select(tokens, tokens, ==) and select(indices, indices, ") + op + "));\n",
+          std::string("has_focus(select(indices + 2, indices, ") + op + "));\n",
+          std::string("has_focus(select(indices, length - 3, ") + op + ") and select(tokens, \"a\", ==));\n"}) {
+      for (Mode mode : {Mode::Bidirectional, Mode::Causal}) {
+        CompileOptions oo = test_options(kAbcd, 12, mode);
+        oo.explain = true;
+        CompileResult rr = compile_program(program_from_text(text), oo);
+        INFO(text << (mode == Mode::Causal ? " causal: " : ": ") << rr.report.first_mismatch);
+        CHECK(rr.report.mismatches == 0);
+        CHECK(rr.report.inputs_checked > 5000);
+        // Causal `select(indices, indices, <=)` selects every key a query sees: no comparison at all.
+        const bool prefix = mode == Mode::Causal && op == std::string("<=") && text.find("indices, indices") != std::string::npos;
+        CHECK((rr.explanation.find(numerical) != std::string::npos) != prefix);
+        CHECK_FALSE(has_label(rr.model, "indices:"));
+      }
+    }
+  }
+}
+
+TEST_CASE("an order whose selected keys must score alike, or a head with two orders, stays one-hot") {
+  struct Case {
+    const char* text;
+    const char* why;
+  };
+  for (const Case& c :
+       {Case{"selector_width(select(indices, indices, <));\n",
+             "one-hot: something reads it that needs every selected key to score alike (a width, a mean, an `or`)"},
+        Case{"aggregate(select(indices, indices, <=), indicator(tokens == \"a\"));\n",
+             "one-hot: something reads it that needs every selected key to score alike (a width, a mean, an `or`)"},
+        Case{"has_focus(select(indices, indices, <) and select(indices, length - 3, >));\n",
+             "one-hot: a head that reads it compares positions in another conjunct too"}}) {
+    CompileOptions o = test_options(kAbcd, 8, Mode::Bidirectional);
+    o.explain = true;
+    CompileResult r = compile_program(program_from_text(c.text), o);
+    INFO(c.text << r.report.first_mismatch);
+    CHECK(r.report.mismatches == 0);
+    CHECK(r.explanation.find(std::string(": selector, ") + c.why) != std::string::npos);
+    CHECK(has_label(r.model, "indices:"));
+  }
 }
