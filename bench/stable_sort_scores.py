@@ -5,11 +5,13 @@ query at i, the key whose target w1 + w2 is i. This asks a linear program whethe
 read the key's position p do, over every input of up to N keys of K values: for each query i,
 find f and g with the winner above every other key of every input by 1.
 
-    python bench/stable_sort_scores.py N [K] [I]
+    python bench/stable_sort_scores.py N [K] [I] [--linear | --constant]
 
-prints, for every query, whether such scores exist, then the sparsest (least sum of |f| + |g|)
-for the query at I (default 2). Needs numpy and scipy (the interop venv of
-scripts/setup-interop.sh has both); N = 6 takes about a minute.
+prints, for every query, whether such scores exist, then the sparsest (least sum of |coefficient|)
+for the query at I (default 2). With --linear the scores are linear in the position,
+f(w1, p) = a(w1) + b(w1) p and g likewise (4N numbers, where the general form has 2N^2); with
+--constant they ignore it (the form the docs rule out). Needs numpy and scipy (the interop venv
+of scripts/setup-interop.sh has both); N = 6 takes about a minute, N = 7 with K = 4 a few.
 """
 import itertools
 import sys
@@ -23,10 +25,16 @@ def targets(keys):
     return tuple((sum(k < kq for k in keys), sum(k == kq for k in keys[:q])) for q, kq in enumerate(keys))
 
 
-def constraints(inputs, n, i):
-    """Rows of A x <= -1, x = (f, g) by [w][p]: every other key scores at least 1 below the winner."""
-    def column(kind, w, p):
-        return (kind * n + w) * n + p
+def features(p, n, form):
+    """What a width's coefficients multiply at position p: one per position, (1, p), or (1)."""
+    if form == "general":
+        return np.eye(n)[p]
+    return np.array([1.0, p]) if form == "linear" else np.array([1.0])
+
+
+def constraints(inputs, n, i, form):
+    """Rows of A x <= -1, x = (f, g) by [w][feature]: every other key scores at least 1 below the winner."""
+    m = len(features(0, n, form))
     rows = []
     for t in inputs:
         if i >= len(t):
@@ -35,31 +43,33 @@ def constraints(inputs, n, i):
         for p, (u, v) in enumerate(t):
             if p == win:
                 continue
-            row = np.zeros(2 * n * n)
-            row[column(0, t[win][0], win)] -= 1
-            row[column(1, t[win][1], win)] -= 1
-            row[column(0, u, p)] += 1
-            row[column(1, v, p)] += 1
+            row = np.zeros(2 * n * m)
+            for (w1, w2), at, sign in (((t[win][0], t[win][1]), win, -1), ((u, v), p, 1)):
+                row[w1 * m:(w1 + 1) * m] += sign * features(at, n, form)
+                row[(n + w2) * m:(n + w2 + 1) * m] += sign * features(at, n, form)
             rows.append(row)
-    return np.array(rows)
+    return np.array(rows), m
 
 
 def main():
-    n = int(sys.argv[1])
-    k = int(sys.argv[2]) if len(sys.argv) > 2 else n
-    shown = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    form = "linear" if "--linear" in sys.argv else "constant" if "--constant" in sys.argv else "general"
+    n = int(args[0])
+    k = int(args[1]) if len(args) > 1 else n
+    shown = int(args[2]) if len(args) > 2 else 2
     inputs = {targets(keys) for length in range(1, n + 1) for keys in itertools.product(range(k), repeat=length)}
-    print(f"{len(inputs)} distinct patterns of (w1, w2) over inputs of up to {n} keys of {k} values")
+    print(f"{len(inputs)} distinct patterns of (w1, w2) over inputs of up to {n} keys of {k} values; {form} scores")
     for i in range(n):
-        a = constraints(inputs, n, i)
+        a, m = constraints(inputs, n, i, form)
         # The sparsest scores: x = plus - minus, both >= 0, least sum.
-        res = linprog(np.ones(4 * n * n), A_ub=np.hstack([a, -a]), b_ub=-np.ones(len(a)),
-                      bounds=[(0, None)] * (4 * n * n), method="highs")
-        print(f"query {i}: {'scores exist' if res.status == 0 else 'no such scores'} ({len(a)} constraints)")
+        res = linprog(np.ones(2 * a.shape[1]), A_ub=np.hstack([a, -a]), b_ub=-np.ones(len(a)),
+                      bounds=[(0, None)] * (2 * a.shape[1]), method="highs")
+        print(f"query {i}: {'scores exist' if res.status == 0 else 'no such scores'} ({len(a)} constraints)", flush=True)
         if i == shown and res.status == 0:
-            x = res.x[:2 * n * n] - res.x[2 * n * n:]
+            x = res.x[:a.shape[1]] - res.x[a.shape[1]:]
             np.set_printoptions(precision=2, suppress=True, linewidth=150)
-            print("f[w1][p]\n", x[:n * n].reshape(n, n), "\ng[w2][p]\n", x[n * n:].reshape(n, n))
+            print("f by w1 (rows), feature (columns)\n", x[:n * m].reshape(n, m),
+                  "\ng by w2 (rows), feature (columns)\n", x[n * m:].reshape(n, m))
 
 
 if __name__ == "__main__":
