@@ -7,8 +7,9 @@ find f and g with the winner above every other key of every input by 1.
 
     python bench/stable_sort_scores.py N [K] [I] [--linear | --constant]
 
-prints, for every query, whether such scores exist, then the sparsest (least sum of |coefficient|)
-for the query at I (default 2). With --linear the scores are linear in the position,
+prints, for every query, whether such scores exist and the smallest largest |coefficient| they
+can have (against the margin of 1), then the sparsest (least sum of |coefficient|) for the query at
+I (default 2). With --linear the scores are linear in the position,
 f(w1, p) = a(w1) + b(w1) p and g likewise (4N numbers, where the general form has 2N^2); with
 --constant they ignore it (the form the docs rule out). Needs numpy and scipy (the interop venv
 of scripts/setup-interop.sh has both); N = 6 takes about a minute, N = 7 with K = 4 a few.
@@ -51,6 +52,18 @@ def constraints(inputs, n, i, form):
     return np.array(rows), m
 
 
+def smallest_largest(a):
+    """The least t for which some x with |x| <= t meets A x <= -1."""
+    nv = a.shape[1]
+    box = np.vstack([np.hstack([np.eye(nv), -np.ones((nv, 1))]), np.hstack([-np.eye(nv), -np.ones((nv, 1))])])
+    cost = np.zeros(nv + 1)
+    cost[-1] = 1
+    res = linprog(cost, A_ub=np.vstack([np.hstack([a, np.zeros((len(a), 1))]), box]),
+                  b_ub=np.concatenate([-np.ones(len(a)), np.zeros(2 * nv)]),
+                  bounds=[(None, None)] * nv + [(0, None)], method="highs")
+    return res.x[-1]
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     form = "linear" if "--linear" in sys.argv else "constant" if "--constant" in sys.argv else "general"
@@ -64,8 +77,12 @@ def main():
         # The sparsest scores: x = plus - minus, both >= 0, least sum.
         res = linprog(np.ones(2 * a.shape[1]), A_ub=np.hstack([a, -a]), b_ub=-np.ones(len(a)),
                       bounds=[(0, None)] * (2 * a.shape[1]), method="highs")
-        print(f"query {i}: {'scores exist' if res.status == 0 else 'no such scores'} ({len(a)} constraints)", flush=True)
-        if i == shown and res.status == 0:
+        if res.status != 0:
+            print(f"query {i}: no such scores ({len(a)} constraints)", flush=True)
+            continue
+        print(f"query {i}: scores exist, the largest |coefficient| at least {smallest_largest(a):.3g} "
+              f"({len(a)} constraints)", flush=True)
+        if i == shown:
             x = res.x[:a.shape[1]] - res.x[a.shape[1]:]
             np.set_printoptions(precision=2, suppress=True, linewidth=150)
             print("f by w1 (rows), feature (columns)\n", x[:n * m].reshape(n, m),
