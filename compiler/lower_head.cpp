@@ -276,7 +276,7 @@ HeadScores order_scores(const LowerContext& ctx, NodeId order, NodeId selector) 
     k.push_back({one, -c});
     terms.push_back({ctx.unit(one, -beta * s * a), k});
   }
-  return {terms, ctx.unit(one, double(m) * G)};
+  return {terms, ctx.unit(one, double(m) * G), {}};
 }
 
 HeadScores head_scores(const LowerContext& ctx, NodeId id) {
@@ -297,7 +297,7 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
     // beta * (i - centre): the last position wins by beta over the one before it; BOS never.
     Functional key = ctx.number_value(indices);
     key.push_back({one, -numbers.centre});
-    return {{{ctx.unit(one, beta), key}}, ctx.unit(one, -beta * (numbers.extent + 10.0))};
+    return {{{ctx.unit(one, beta), key}}, ctx.unit(one, -beta * (numbers.extent + 10.0)), {}};
   }
   if (node.kind == NodeKind::Aggregate && numbers.of(node.inputs[0]) == NumberRole::Select &&
       numbers.selects.at(node.inputs[0]).comparison == Comparison::Eq) {
@@ -315,7 +315,7 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
     k.push_back({one, -numbers.centre});
     std::vector<Term> terms{{scaled(q, beta), scaled(k, 2.0 * a)},
                             {ctx.unit(one, beta), scaled(ctx.centred_square(key_source), -a * a)}};
-    if (plan.fallback == Fallback::None) return {terms, ctx.unit(one, -10.0 * beta)};
+    if (plan.fallback == Fallback::None) return {terms, ctx.unit(one, -10.0 * beta), {}};
     if (plan.fallback == Fallback::BeforeKeys) {
       // BOS is the key of position -1, k~ = a*(-1 - centre), read through the same terms as every
       // key: it matches the queries one step before the first key and is nearest to those further
@@ -331,7 +331,7 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
     Functional bos = scaled(ctx.centred_square(indices), beta * A * A);
     for (const auto& entry : scaled(centred, 2.0 * beta * A * d)) bos.push_back(entry);
     bos.push_back({one, beta * (d * d - 0.5)});
-    return {terms, bos};
+    return {terms, bos, {}};
   }
   if (node.kind == NodeKind::Aggregate) {
     std::vector<NodeId> parts;
@@ -344,12 +344,12 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   std::vector<Term> terms = selector_terms(ctx, node.inputs[0], G, -1, m);
   // BOS as a key: exactly B for every query.
   double B = node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G;
-  if (!node.width_exceeds_index) return {terms, ctx.unit(one, B)};
+  if (!node.width_exceeds_index) return {terms, ctx.unit(one, B), {}};
   // A width step (width_steps.cpp): BOS scores ln(i + 1/2) above a selected key, so it weighs as i + 1/2
   // of them and holds less than half the attention exactly where more than i keys are selected.
   const std::vector<int>& ln = ctx.allocation.log_position;
   return {terms, {{one, B}, {ln[0], 0.5 * ctx.allocation.log_position_scale},
-                  {ln[1], -0.5 * ctx.allocation.log_position_scale}}};
+                  {ln[1], -0.5 * ctx.allocation.log_position_scale}}, {}};
 }
 
 }  // namespace

@@ -60,11 +60,11 @@ void add_view_command(CLI::App& app) {
   auto options = std::make_shared<ViewOptions>();
   cmd->add_option("file", options->file, "The model file (.safetensors) or a RASP program (.rasp)")->required();
   cmd->add_option("--input", options->input, "The input: hello (one token a character) or [3,1,2,4]")->required();
-  auto* out = cmd->add_option("-o", options->out_path, "Write the page here (.html)")->required();
+  cmd->add_option("-o", options->out_path, "Write the page here (.html)")->required();
   auto* vocab = cmd->add_option("--vocab", options->vocab, "For a program: its input symbols (default: its # vocab: line)");
   auto* max_len = cmd->add_option("--max-len", options->max_len, "For a program: the longest input (default: the input's length)");
   auto* causal = cmd->add_flag("--causal", options->causal, "For a program: compile it causal (GPT-2 semantics; default: the program's # causal: line)");
-  cmd->callback([options, out, vocab, max_len, causal] {
+  cmd->callback([options, vocab, max_len, causal] {
     check_output_path(options->out_path, "-o", {options->file});
     const bool program = is_program_file(options->file);
     if (!program)

@@ -13,7 +13,8 @@
 
 namespace raspc {
 
-namespace {
+// The parts of VerificationBackend::Plan: a named namespace, since a class of the header holds them.
+namespace verification_plan {
 
 // A weight block's values, row-major (rows, cols), and for a block with few enough nonzeros
 // (4% or less) the same in compressed rows, which a row's product then walks instead.
@@ -228,6 +229,16 @@ class RowMemo {
   std::vector<Slot> table_;
 };
 
+// Where one head's dimensions sit in a compact q|k|v row and in the compact attention output.
+struct Head {
+  int q = 0, k = 0, qk = 0;  // offsets of its query and key dimensions, and their count
+  int v = 0, out = 0, nv = 0;  // offset of its value dimensions, of its output, and their count
+};
+
+}  // namespace verification_plan
+
+namespace {
+
 bool column_nonzero(const float* w, int R, int OC, int col, const float* bias) {
   if (bias && bias[col] != 0.0f) return true;
   for (int r = 0; r < R; ++r)
@@ -280,15 +291,12 @@ void padded_softmax_rows(float* p, int n, int stride, bool causal) {
   }
 }
 
-// Where one head's dimensions sit in a compact q|k|v row and in the compact attention output.
-struct Head {
-  int q = 0, k = 0, qk = 0;  // offsets of its query and key dimensions, and their count
-  int v = 0, out = 0, nv = 0;  // offset of its value dimensions, of its output, and their count
-};
-
 }  // namespace
 
 struct VerificationBackend::Plan {
+  using Block = verification_plan::Block;
+  using Head = verification_plan::Head;
+  using RowMemo = verification_plan::RowMemo;
   struct Layer {
     Block qkv;  // reads the normalised stream; columns: the heads' q dims, then their k dims, then v dims
     std::vector<Head> heads;
@@ -317,6 +325,7 @@ struct VerificationBackend::Plan {
 VerificationBackend::~VerificationBackend() = default;
 
 VerificationBackend::VerificationBackend(const Model& model) : model_(model), dense_(model) {
+  using namespace verification_plan;
   const ModelConfig& cfg = model.config;
   const int C = cfg.n_embd, I = cfg.n_inner, NH = cfg.n_head, hs = cfg.d_head(), V = cfg.vocab_size;
   plan_ = std::make_unique<Plan>();
@@ -397,6 +406,7 @@ VerificationBackend::VerificationBackend(const Model& model) : model_(model), de
 }
 
 double VerificationBackend::sequence_flops(int tokens) const {
+  using namespace verification_plan;
   const Plan& plan = *plan_;
   const double T = tokens, C = model_.config.n_embd;
   auto product = [](const Block& b) {
@@ -412,6 +422,7 @@ double VerificationBackend::sequence_flops(int tokens) const {
 }
 
 ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options) {
+  using namespace verification_plan;
   if (options.capture_attention || options.count_flops) return dense_.forward(batch, options);
   const ModelConfig& cfg = model_.config;
   const ParameterViews& w = model_.w;
