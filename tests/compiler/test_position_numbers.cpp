@@ -22,6 +22,8 @@ const char* kPalindrome =
     "mirror == tokens;\n";
 const char* kLastToken = "load_from_location(tokens, length - 1);\n";
 const char* kShiftBack = "aggregate(select(indices - 2, indices, ==), tokens, \"_\");\n";
+// has_focus over `select(indices, indices, <)`: only whether some key is selected shows.
+const char* kMarkFirst = "mark_first_instance(tokens, \"b\");\n";
 
 size_t parameters_at(const Program& program, int max_len, Mode mode = Mode::Bidirectional) {
   CompileOptions o = test_options(kAbcd, max_len, mode);
@@ -58,7 +60,7 @@ TEST_CASE("reverse compiles to a numerical selector: no position one-hot, 2 bloc
 }
 
 TEST_CASE("the position idioms compile exactly, bidirectional and causal") {
-  for (const char* text : {kMirror, kPalindrome, kLastToken, kShiftBack}) {
+  for (const char* text : {kMirror, kPalindrome, kLastToken, kShiftBack, kMarkFirst}) {
     for (Mode mode : {Mode::Bidirectional, Mode::Causal}) {
       Program program = program_from_text(text);
       CompileResult r = compile_program(program, test_options(kAbcd, 16, mode));
@@ -85,7 +87,7 @@ TEST_CASE("a shifted key falls back on BOS: shift compiles to a numerical select
 // (ratio 4); linear growth doubles it (ratio 2). Embeddings and the position embedding are the
 // linear part here, so the ratio sits at 2 for every idiom.
 TEST_CASE("the position idioms are O(n) in parameters") {
-  for (const char* text : {kMirror, kPalindrome, kLastToken, kShiftBack}) {
+  for (const char* text : {kMirror, kPalindrome, kLastToken, kShiftBack, kMarkFirst}) {
     Program program = program_from_text(text);
     double p64 = double(parameters_at(program, 64)), p128 = double(parameters_at(program, 128)),
            p256 = double(parameters_at(program, 256));
