@@ -221,14 +221,17 @@ RASPC_LONG_CONTEXT_UP_TO_1024("sort", Mode::Bidirectional)
                     last);                                                                                        \
   }
 RASPC_LENGTHS_UP_TO_256(RASPC_STABLE_PARTITION_CASE, 256)
-// Shifts by a computed amount (compile_helpers.hpp): the first token's value, bidirectional, and
-// each token's own value, causal.
-#define RASPC_COMPUTED_SHIFT_CASE(name, program, mode, max_len, first, last)                              \
+// Idioms over digits 0-3 (compile_helpers.hpp): shifts by a computed amount (the first token's
+// value, bidirectional, and each token's own value, causal), and has_focus over an order of
+// positions (the first 2, bidirectional).
+#define RASPC_IDIOM_CASE(name, program, mode, max_len, first, last)                                       \
   TEST_CASE(name " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
     check_at_length(name, program, digits_0_to_3(), mode, max_len, first, last);                          \
   }
-RASPC_LENGTHS_UP_TO_1024(RASPC_COMPUTED_SHIFT_CASE, "computed shift", computed_shift(), Mode::Bidirectional, 1024)
-RASPC_LENGTHS_UP_TO_1024(RASPC_COMPUTED_SHIFT_CASE, "look back by token", look_back_by_token(), Mode::Causal, 1024)
+RASPC_LENGTHS_UP_TO_1024(RASPC_IDIOM_CASE, "computed shift", computed_shift(), Mode::Bidirectional, 1024)
+RASPC_LENGTHS_UP_TO_1024(RASPC_IDIOM_CASE, "look back by token", look_back_by_token(), Mode::Causal, 1024)
+RASPC_LENGTHS_UP_TO_1024(RASPC_IDIOM_CASE, "first instance", program_from_text("mark_first_instance(tokens, 2);\n"),
+                         Mode::Bidirectional, 1024)
 // The O(n) programs of index arithmetic and prefixes (causal, as their headers say).
 RASPC_LONG_CONTEXT_UP_TO_1024("shift", Mode::Causal)
 RASPC_LONG_CONTEXT_UP_TO_1024("aab", Mode::Causal)
