@@ -278,6 +278,9 @@ std::string last_fused_failure();
 // for these values.
 bool selector_holds(const Program& program, NodeId selector, NodeId key_node, const Value& key, NodeId query_node,
                     const Value& query);
+// The parts of a selector's top-level `kind` (SelectAnd: its conjuncts; SelectOr: its disjuncts),
+// in source order; the selector itself where it is not one.
+void flatten_selector(const Program& program, NodeId selector, NodeKind kind, std::vector<NodeId>& out);
 
 // A map whose value, on every combination of its inputs that can occur, does not depend on one of
 // them reads a constant there instead (a copy of its fused maps does), so its lookup enumerates

@@ -106,13 +106,16 @@ Functional LowerContext::centred_square(NodeId source) const {
   return {{allocation.number.at(source)[2], numbers.extent * numbers.extent}};
 }
 
+NodeId LowerContext::indices_number() const {
+  for (const auto& [id, dims] : allocation.number)
+    if (inference.numbers.of(id) == NumberRole::Indices) return id;
+  return -1;
+}
+
 Functional LowerContext::affine_value(const AffineForm& form, NodeId length) const {
   Functional f{{allocation.one, double(form.constant)}};
-  NodeId indices = -1;
-  for (const auto& [id, dims] : allocation.number)
-    if (inference.numbers.of(id) == NumberRole::Indices) indices = id;
   if (form.indices != 0)
-    for (const auto& [dim, w] : number_value(indices)) f.push_back({dim, w * double(form.indices)});
+    for (const auto& [dim, w] : number_value(indices_number())) f.push_back({dim, w * double(form.indices)});
   if (form.length != 0)
     for (const auto& [dim, w] : number_value(length)) f.push_back({dim, w * double(form.length)});
   return f;

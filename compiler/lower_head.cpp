@@ -25,16 +25,6 @@ struct Term {
   Functional query, key;
 };
 
-void split_conjuncts(const Program& program, NodeId sel, std::vector<NodeId>& out) {
-  const Node& node = program.node(sel);
-  if (node.kind == NodeKind::SelectAnd) {
-    split_conjuncts(program, node.inputs[0], out);
-    split_conjuncts(program, node.inputs[1], out);
-  } else {
-    out.push_back(sel);
-  }
-}
-
 // The s-ops whose one-hots a conjunct's comparisons read, on the key and on the query side.
 void collect_sources(const Program& program, const Inference& inference, NodeId sel, std::vector<NodeId>& keys,
                      std::vector<NodeId>& queries) {
@@ -143,7 +133,7 @@ Functional indicator_of(const LowerContext& ctx, const CategoricalView& view, co
 std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, double G, NodeId skip, int& conjuncts) {
   const Program& program = ctx.program;
   std::vector<NodeId> parts;
-  split_conjuncts(program, selector, parts);
+  flatten_selector(program, selector, NodeKind::SelectAnd, parts);
   parts.erase(std::remove(parts.begin(), parts.end(), skip), parts.end());
   conjuncts = int(parts.size());
   std::vector<Term> terms;
@@ -203,6 +193,12 @@ std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, doubl
 
 }  // namespace
 
+void flatten_selector(const Program& program, NodeId selector, NodeKind kind, std::vector<NodeId>& out) {
+  const Node& node = program.node(selector);
+  if (node.kind != kind) return out.push_back(selector);
+  for (NodeId in : node.inputs) flatten_selector(program, in, kind, out);
+}
+
 bool selector_holds(const Program& program, NodeId sel, NodeId key_node, const Value& key, NodeId query_node,
                     const Value& query) {
   const Node& node = program.node(sel);
@@ -245,6 +241,12 @@ struct HeadScores {
   std::vector<double> bos_key;
 };
 
+Functional scaled(const Functional& f, double s) {
+  Functional out;
+  for (const auto& [dim, w] : f) out.push_back({dim, w * s});
+  return out;
+}
+
 // An aggregate of a constant whose selector's conjunct `order` compares positions by <, <=, > or >=
 // (position_numbers.cpp): the order scores beta * (s (q - k) + h), s = +-1 and h = -+1/2, at least
 // beta/2 where it holds and at most -beta/2 where not; each other conjunct's match scores G, more
@@ -262,17 +264,13 @@ HeadScores order_scores(const LowerContext& ctx, NodeId order, NodeId selector) 
   const double h = plan.comparison == Comparison::Lt || plan.comparison == Comparison::Gt ? -0.5 : 0.5;
   // q - k = (q - a c) - a (i - c), c the centre, so that both factors stay near the number groups' scale.
   const double a = double(plan.key.indices), c = numbers.centre;
-  NodeId indices = -1;
-  for (const auto& [source, dims] : ctx.allocation.number)
-    if (numbers.of(source) == NumberRole::Indices) indices = source;
   Functional q = ctx.affine_value(plan.query, plan.length);
   q.push_back({one, -a * c});
-  Functional query_part;
-  for (const auto& [dim, w] : q) query_part.push_back({dim, beta * s * w});
+  Functional query_part = scaled(q, beta * s);
   query_part.push_back({one, beta * h});
   terms.push_back({query_part, ctx.unit(one)});
   if (a != 0) {
-    Functional k = ctx.number_value(indices);
+    Functional k = ctx.number_value(ctx.indices_number());
     k.push_back({one, -c});
     terms.push_back({ctx.unit(one, -beta * s * a), k});
   }
@@ -285,14 +283,7 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   const PositionNumbers& numbers = ctx.inference.numbers;
   const double beta = numeric_select_beta(ctx.options.max_len);
   const int one = ctx.allocation.one;
-  auto scaled = [](const Functional& f, double s) {
-    Functional out;
-    for (const auto& [dim, w] : f) out.push_back({dim, w * s});
-    return out;
-  };
-  NodeId indices = -1;
-  for (const auto& [source, dims] : ctx.allocation.number)
-    if (numbers.of(source) == NumberRole::Indices) indices = source;
+  const NodeId indices = ctx.indices_number();
   if (numbers.of(id) == NumberRole::LastIndex) {
     // beta * (i - centre): the last position wins by beta over the one before it; BOS never.
     Functional key = ctx.number_value(indices);
@@ -335,7 +326,7 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   }
   if (node.kind == NodeKind::Aggregate) {
     std::vector<NodeId> parts;
-    split_conjuncts(program, node.inputs[0], parts);
+    flatten_selector(program, node.inputs[0], NodeKind::SelectAnd, parts);
     for (NodeId part : parts)
       if (numbers.of(part) == NumberRole::Select) return order_scores(ctx, part, node.inputs[0]);
   }
@@ -427,9 +418,7 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
     std::vector<int> out_dims;
     const SopInfo& info = ctx.info(id);
     if (ctx.inference.numbers.of(id) == NumberRole::LastIndex) {
-      NodeId indices = -1;
-      for (const auto& [source, dims] : ctx.allocation.number)
-        if (ctx.inference.numbers.of(source) == NumberRole::Indices) indices = source;
+      const NodeId indices = ctx.indices_number();
       std::vector<double> centre = ctx.number_group(ctx.inference.numbers.centre);
       for (size_t j = 0; j < centre.size(); ++j) {
         values.push_back(ctx.unit(ctx.allocation.number.at(indices)[j]));

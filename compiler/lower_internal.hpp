@@ -56,6 +56,8 @@ struct LowerContext {
   Functional centred_square(NodeId source) const;
   // The integer an affine form over indices and length holds, read linearly.
   Functional affine_value(const AffineForm& form, NodeId length) const;
+  // The `indices` whose number group the position embedding carries (-1 where none does).
+  NodeId indices_number() const;
 
   // Writes `f * scale` into column `col` of a (C, k) read matrix, with the zero-dimension trick.
   void put_column(Matrix& m, int col, const Functional& f, double scale = 1.0) const;

@@ -20,15 +20,6 @@
 namespace raspc::compiler {
 namespace {
 
-void flatten_and(const Program& program, NodeId sel, std::vector<NodeId>& out) {
-  const Node& node = program.node(sel);
-  if (node.kind == NodeKind::SelectAnd) {
-    for (NodeId in : node.inputs) flatten_and(program, in, out);
-  } else {
-    out.push_back(sel);
-  }
-}
-
 // The s-ops a conjunct's comparisons read (see comparison_source), each side in id order.
 struct Sources {
   std::vector<NodeId> keys, queries;
@@ -69,7 +60,7 @@ class Pairer {
       if (!inference_.info[size_t(id)].needed) continue;
       if (node.kind != NodeKind::Aggregate && node.kind != NodeKind::SelectorWidth) continue;
       std::vector<NodeId> conjuncts;
-      flatten_and(in_, node.inputs[0], conjuncts);
+      flatten_selector(in_, node.inputs[0], NodeKind::SelectAnd, conjuncts);
       for (NodeId part : conjuncts)
         if (needs_tuple(part)) rewrite[size_t(id)] = 1, any = true;
     }

@@ -420,7 +420,7 @@ class Planner {
     }
     for (NodeId head : heads) {
       std::vector<NodeId> parts;
-      conjuncts_of(program_.node(head).inputs[0], parts);
+      flatten_selector(program_, program_.node(head).inputs[0], NodeKind::SelectAnd, parts);
       for (NodeId part : parts)
         if (part != id && is_position_order(part)) {
           why = "one-hot: a head that reads it compares positions in another conjunct too";
@@ -461,12 +461,6 @@ class Planner {
     const Node& node = program_.node(sel);
     return node.kind == NodeKind::Select && node.comparison != Comparison::Eq && node.comparison != Comparison::Ne &&
            reads_positions(sel);
-  }
-
-  void conjuncts_of(NodeId sel, std::vector<NodeId>& out) const {
-    const Node& node = program_.node(sel);
-    if (node.kind != NodeKind::SelectAnd) return out.push_back(sel);
-    for (NodeId in : node.inputs) conjuncts_of(in, out);
   }
 
   // The aggregates that read `sel` through `and`s only, each of a constant (so only whether some key

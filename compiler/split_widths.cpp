@@ -11,15 +11,6 @@
 namespace raspc::compiler {
 namespace {
 
-void flatten(const Program& program, NodeId sel, NodeKind kind, std::vector<NodeId>& out) {
-  const Node& node = program.node(sel);
-  if (node.kind == kind) {
-    for (NodeId in : node.inputs) flatten(program, in, kind, out);
-  } else {
-    out.push_back(sel);
-  }
-}
-
 void sides(const Program& program, NodeId sel, std::vector<NodeId>& keys, std::vector<NodeId>& queries) {
   const Node& node = program.node(sel);
   if (node.kind != NodeKind::Select) {
@@ -41,7 +32,7 @@ struct Conjunct {
 // The conjuncts of a selector, or false when one compares several s-ops on a side.
 bool conjuncts_of(const Program& program, NodeId sel, std::vector<Conjunct>& out) {
   std::vector<NodeId> parts;
-  flatten(program, sel, NodeKind::SelectAnd, parts);
+  flatten_selector(program, sel, NodeKind::SelectAnd, parts);
   for (NodeId part : parts) {
     std::vector<NodeId> keys, queries;
     sides(program, part, keys, queries);
@@ -81,7 +72,7 @@ std::vector<NodeId> split_of(const Program& program, const Inference& inference,
   std::vector<Conjunct> whole;
   if (conjuncts_of(program, sel, whole)) return {};
   std::vector<NodeId> parts;
-  flatten(program, sel, NodeKind::SelectOr, parts);
+  flatten_selector(program, sel, NodeKind::SelectOr, parts);
   if (parts.size() < 2) return {};
   std::vector<std::vector<Conjunct>> conjuncts(parts.size());
   for (size_t i = 0; i < parts.size(); ++i)
