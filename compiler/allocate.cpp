@@ -12,7 +12,7 @@
 //   indices:3    position one-hot
 //   hist:2       a categorical s-op's one-hot
 //   frac         a numerical s-op
-//   hist.scratch a selector width's 1/(w+1), erased by its MLP
+//   hist.scratch a selector width's 1/(w+1) (scratch_level), erased by its MLP
 //   position.ln  ln(i + 1/2) by position, balanced (.ln .-ln .y .-y): BOS's score in width steps' heads
 //   indices.x    a number group (indices, length, widths read by numerical selectors): .x .-x .x2 .-x2
 //                .y .-y, balanced so that LayerNorm sees the same moments at every position

@@ -96,6 +96,8 @@ std::optional<double> units_through_sum(const Program& program, const Inference&
 
 double estimate_units(const Program& program, const Inference& inference, const MlpJob& job, int max_len) {
   if (job.erase_scratch) return 1;
+  if (job.projected())
+    if (std::optional<size_t> units = projected_units(program, inference, job, max_len)) return double(*units);
   double levels = 1;
   std::vector<NodeId> onehots;
   std::vector<size_t> onehot_slots, numeric_slots;

@@ -84,7 +84,9 @@ std::string dump_schedule(const Program& program, const Schedule& schedule) {
       for (size_t i = 0; i < job.inputs.size(); ++i) {
         out << (i ? ", " : "") << program.label(job.inputs[i]);
         if (job.reads[i] == ReadKind::Scratch)
-          out << (program.node(job.inputs[i]).width_exceeds_index ? " as BOS's weight" : " as 1/(w+1)");
+          out << (program.node(job.inputs[i]).width_exceeds_index        ? " as BOS's weight"
+                  : program.node(job.inputs[i]).disjoint_part_of >= 0 ? " as w/(w+Z)"
+                                                                      : " as 1/(w+1)");
         if (job.reads[i] == ReadKind::Numeric) out << " numeric";
       }
       out << ")" << (job.projected() ? " projected" : "");

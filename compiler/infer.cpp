@@ -289,6 +289,10 @@ class Inferrer {
           if (possible[size_t(i)]) out.values.push_back(Value::of_int(i));
         out.encoding = Encoding::Categorical;
         out.why = "selector_width: categorical 0.." + std::to_string(n) + ", read from BOS's attention weight 1/(w+1)";
+        if (node.disjoint_part_of >= 0)
+          out.why = "selector_width: categorical 0.." + std::to_string(n) +
+                    ", a part of a split width, read from its keys' attention weight w/(w+Z), BOS weighing as Z = " +
+                    std::to_string(int64_t(width_bos_weight(node, n))) + " of them";
         if (result_.numbers.of(id) == NumberRole::WidthNumber)
           out.why = "selector_width: 0.." + std::to_string(n) + ", " + result_.numbers.why[size_t(id)];
         else if (result_.numbers.of(id) != NumberRole::None)

@@ -293,6 +293,16 @@ Program prune_map_inputs(const Program& program, const Inference& inference, con
 // it so, returning the new program (and re-inferring is the caller's business). Unchanged when
 // nothing applies.
 Program split_disjoint_widths(const Program& program, const Inference& inference);
+// What a selector width's head leaves in its scratch dimension for a width of w. A width on its own
+// holds BOS's weight, 1/(w+1): BOS scores like one more selected key. The parts of a split width
+// are read together along a line u1 + lambda*u2 (project_reads.cpp), where 1/(w+1) is so curved
+// that sums w1 + w2 that differ by one land about 1/n^4 apart; so there BOS scores ln Z above a
+// selected key, with Z = width_bos_weight = 4n^2, and the scratch holds what the selected keys
+// weigh, w/(w+Z): within an eighth of linear, so that along u1 + u2 every sum t lies below every
+// sum t + 1, about 7/(8Z) apart (it needs Z > t^2/2 + t/2), and small, so that steps as steep as
+// 1/Z round to about n times float32's epsilon instead of n^2 times.
+double width_bos_weight(const Node& width, int max_len);
+double scratch_level(const Node& width, int max_len, double w);
 
 // The s-op whose one-hot a head reads for one side of a comparison: the side itself, or the one
 // categorical s-op that a map on that side is a function of (the map folds into the head's
@@ -319,7 +329,7 @@ Program pair_selector_sides(const Program& program, const Inference& inference);
 enum class ReadKind {
   OneHot,   // a categorical s-op's one-hot (or a map of one folded into the read)
   Numeric,  // a numerical s-op's dimension, through its finite value set
-  Scratch,  // a selector width's 1/(w+1) scratch value, discretised into w
+  Scratch,  // a selector width's scratch value (scratch_level), discretised into w
 };
 
 struct MlpJob {
@@ -348,17 +358,19 @@ struct ReadProjection {
   double lambda = 1;
   double half_gap = 0;  // smallest half-distance between neighbours with different outputs, / max(1, lambda)
 };
-// The smallest half-gap a projection may have, where the widths' heads compare embeddings only
-// and where they compare what MLPs wrote (float32 rounding: see project_reads.cpp).
+// The smallest half-gap a projection may have at max length n, where the widths' heads compare
+// embeddings only (at least kMinProjectedHalfGap) and where they compare what MLPs wrote (float32
+// rounding: project_reads.cpp); each for scratch reads of u(1-u) = 1/4 at most, and 4u(1-u)
+// times that where u(1-u) is at most less.
 constexpr double kMinProjectedHalfGap = 1e-5;
-constexpr double kMinProjectedHalfGapAfterMlp = 5e-4;
+double min_projected_half_gap(bool after_mlp, int max_len);
 double min_projected_half_gap(const Program& program, const Inference& inference, const std::vector<NodeId>& support,
-                              const std::vector<ReadKind>& reads);
+                              const std::vector<ReadKind>& reads, int max_len);
 
 // The groups of points of a lookup over `support` read with `reads` (exactly two not OneHot):
 // `output_of` names each assignment's output, -1 where the lookup is undefined (such
 // assignments cannot occur and are left out). False when the combinations exceed the limits.
-bool projected_points(const Inference& inference, const std::vector<NodeId>& support,
+bool projected_points(const Program& program, const Inference& inference, const std::vector<NodeId>& support,
                       const std::vector<ReadKind>& reads, int max_len,
                       const std::function<int(const std::vector<Value>&)>& output_of,
                       std::vector<ProjectedGroup>& groups);
@@ -368,6 +380,10 @@ std::optional<ReadProjection> project_reads(const std::vector<ProjectedGroup>& g
 // The half-gap of the groups' points along one lambda; negative where points with different
 // outputs coincide.
 double projected_half_gap(const std::vector<ProjectedGroup>& groups, double lambda);
+// The units of a projected lookup (job.projected()): two a step where its value changes between
+// neighbours along the line, and a gate per group (lower_mlp.cpp). None past the limits.
+std::optional<size_t> projected_units(const Program& program, const Inference& inference, const MlpJob& job,
+                                      int max_len);
 // The lambda along which a lookup of `node` over `support` with `reads` (two numeric) reads its
 // two numeric inputs as one, if any.
 std::optional<double> projection_for(const Program& program, const Inference& inference, NodeId node,
@@ -392,7 +408,7 @@ struct Allocation {
   double one_value = 1.0;  // what `one` holds at every position
   std::map<NodeId, std::vector<int>> onehot;  // categorical s-op -> a dimension per value
   std::map<NodeId, int> numeric;              // numerical s-op -> its dimension
-  std::map<NodeId, int> scratch;              // selector width -> its 1/(w+1) dimension
+  std::map<NodeId, int> scratch;              // selector width -> its scratch dimension (scratch_level)
   // indices / length -> its number group: (v-c)/e, -(v-c)/e, (v-c)^2/e^2, -(v-c)^2/e^2, y, -y with
   // y^2 = 3 - the squares before it: sum 0 and sum of squares 6 whatever v is, so LayerNorm
   // sees the same moments at every position (c, e: PositionNumbers::centre, extent).

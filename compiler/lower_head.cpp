@@ -10,8 +10,10 @@
 //
 // Two more Q/K dimensions handle BOS. As a key, BOS scores exactly B for every query: (m-1/2)*G
 // for an aggregate (it wins only when nothing is selected: the default) and m*G for a
-// selector_width (it counts as one more match, so its weight is 1/(w+1)). As a query, BOS sees
-// only itself. Its value is corrected to the default (aggregate) or 1 (selector_width).
+// selector_width (it counts as one more match, so its weight is 1/(w+1)), m*G + ln Z for a split
+// width's part (it counts as Z matches, scratch_level). As a query, BOS sees only itself. Its
+// value is corrected to the default (aggregate) or 1 (selector_width; a part's value is 1 at every
+// other position and 0 at BOS, the selected keys' weight).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -335,12 +337,29 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   std::vector<Term> terms = selector_terms(ctx, node.inputs[0], G, -1, m);
   // BOS as a key: exactly B for every query.
   double B = node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G;
+  // A split width's part: BOS weighs as Z selected keys (scratch_level).
+  if (node.kind == NodeKind::SelectorWidth && !node.width_exceeds_index)
+    B += std::log(width_bos_weight(node, ctx.options.max_len));
   if (!node.width_exceeds_index) return {terms, ctx.unit(one, B), {}};
   // A width step (width_steps.cpp): BOS scores ln(i + 1/2) above a selected key, so it weighs as i + 1/2
   // of them and holds less than half the attention exactly where more than i keys are selected.
   const std::vector<int>& ln = ctx.allocation.log_position;
   return {terms, {{one, B}, {ln[0], 0.5 * ctx.allocation.log_position_scale},
                   {ln[1], -0.5 * ctx.allocation.log_position_scale}}, {}};
+}
+
+// A read of 1 at every position but BOS. The input one-hot sums to kTokenAmplitude at every input
+// position and is 0 at BOS, so BOS reads exactly 0 (its value needs no correction, whose float32
+// rounding, about 1e-7 times BOS's weight of nearly 1, would be most of a split width's gap of
+// 1/Z at max length 256); `one`, corrected at BOS, where the program reads no tokens.
+Functional every_token_but_bos(const LowerContext& ctx) {
+  for (const auto& [tokens, dims] : ctx.allocation.tokens) {
+    if (dims.size() != ctx.options.vocab.size()) break;
+    Functional read;
+    for (int dim : dims) read.push_back({dim, 1.0 / kTokenAmplitude});
+    return read;
+  }
+  return ctx.unit(ctx.allocation.one);
 }
 
 }  // namespace
@@ -426,8 +445,10 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
         out_dims.push_back(ctx.allocation.number.at(id)[j]);
       }
     } else if (width) {
-      values.push_back({});
-      bos_target.push_back(1.0);
+      // BOS's weight, or (a split width's part) the selected keys' (scratch_level).
+      const bool selected_weight = width_bos_weight(node, ctx.options.max_len) != 1.0;
+      values.push_back(selected_weight ? every_token_but_bos(ctx) : Functional{});
+      bos_target.push_back(selected_weight ? 0.0 : 1.0);
       out_dims.push_back(ctx.allocation.scratch.at(id));
     } else if (info.encoding == Encoding::Categorical) {
       NodeId source = node.inputs[1];

@@ -68,7 +68,7 @@ struct GroupTarget {
       if (n.kind == NodeKind::SelectorWidth) {
         v = assignment[0];
         if (job->erase_scratch) {
-          out[ctx.allocation.scratch.at(node)] += -1.0 / (number_of(v) + 1.0);
+          out[ctx.allocation.scratch.at(node)] += -scratch_level(n, ctx.options.max_len, number_of(v));
           any = true;
           continue;
         }
@@ -419,8 +419,9 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
   // inputs) must keep their points as far apart.
   const double lambda = job.projected_lambda;
   std::vector<ProjectedGroup> groups;
-  if (!projected_points(ctx.inference, inputs, job.reads, ctx.options.max_len, output_of, groups) ||
-      projected_half_gap(groups, lambda) < min_projected_half_gap(ctx.program, ctx.inference, inputs, job.reads))
+  if (!projected_points(ctx.program, ctx.inference, inputs, job.reads, ctx.options.max_len, output_of, groups) ||
+      projected_half_gap(groups, lambda) <
+          min_projected_half_gap(ctx.program, ctx.inference, inputs, job.reads, ctx.options.max_len))
     fail_at(ctx.program.node(job.node).span,
             "internal: the schedule's line does not keep this lookup's values apart");
 
@@ -473,7 +474,7 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
   }
 }
 
-// The values a selector width's scratch dimension holds, by the width's value: 1/(w+1); for a
+// The values a selector width's scratch dimension holds, by the width's value: scratch_level; for a
 // width step (width_steps.cpp) BOS's weight (i + 1/2)/(i + 1/2 + c) at the extremes of
 // each side, where false (c <= i) is at least 1/2 + 1/(4(2i + 1/2)) and true (c > i) at most
 // 1/2 - 1/(4(2i + 3/2)), closest to 1/2 at the last index.
@@ -488,7 +489,8 @@ std::vector<std::pair<Value, double>> scratch_levels(const LowerContext& ctx, No
     levels.push_back({Value::of_bool(!below), 1.0});
     return levels;
   }
-  for (const Value& v : ctx.info(width).values) levels.push_back({v, 1.0 / (number_of(v) + 1.0)});
+  for (const Value& v : ctx.info(width).values)
+    levels.push_back({v, scratch_level(ctx.program.node(width), ctx.options.max_len, number_of(v))});
   return levels;
 }
 

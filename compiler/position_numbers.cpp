@@ -492,8 +492,8 @@ class Planner {
     if (is_counted_key(node.inputs[0])) return consider_width_key(id, plan);
     if (reads_several_widths(node.inputs[0])) {
       why = "one-hot: its keys are a map of several selector widths (a stable sort's w1 + w2), which one MLP "
-            "reads along a line through their 1/(w+1) whose steps float32 cannot make precise enough for a "
-            "number's square";
+            "reads along a line through their scratch values whose steps float32 cannot make precise enough for "
+            "a number's square";
       return false;
     }
     bool position_sides = true;

@@ -10,15 +10,23 @@
 // RASP counts. (One hidden layer represents any function of finitely many points so; the price is
 // the gap between neighbouring points, which sets the steps' slope.)
 //
-// The gap bound: a selector width's 1/(w+1) is off by a relative error that its head's score
-// errors set, G (about 40) times the rounding of the one-hot reads it scores. Over embeddings the
-// scratch values come out within about 2e-6 (measured: 1.5e-6 for the stable sort at max length
-// 12). In later blocks the keys are MLP outputs among more one-hots, and reads of sets of values
-// (`key < key'`) sum many rounded entries: 1e-5 to 1e-4 (measured 8e-5 for most_freq's sort at
-// max length 16). A half-gap of five times the error keeps every read on its side of every step:
-// 1e-5 and 5e-4. The parts of a split width add up to at most the keys a query sees
-// (joint_combinations), which keeps the points few: the stable sort of tokens projects up to max
-// length 28, a sort of keys an MLP computed up to 11.
+// The gap bound: a selector width's head weighs its selected keys with a relative error that its
+// score errors set, and moves a scratch value u by up to about e * 4u(1-u). The scores reach
+// m*G + ln Z (about 100 at max length 256), and LayerNorm scales each key's reads by its own
+// factor, within a few 1e-6 of the nominal one (lower.cpp's anchor); where the keys are one-hots an
+// MLP wrote by steps, each entry also carries its steps' pre-activations' rounding (a step is on
+// up to about n half-gaps from its threshold), times G (about 40). Both grow with the maximum
+// length n. Measured (test_split_widths.cpp, bench/RESULTS.md), e over embeddings (the causal
+// stable sort of tokens): 7e-6 at 16, 1e-5 at 64, 4e-5 at 128, 7e-5 at 224, 8.5e-5 at 280;
+// over an MLP's one-hots (most_freq): 8e-5 at 16 (for 1/(w+1)), 7.8e-5 at 64, 1.2e-4 at 68,
+// 3.2e-4 at 96. The compiler takes e = 8e-6 + 4e-7 n and max(1e-4, 5e-5 + 4e-6 n), about 1.4
+// times the largest, and keeps a half-gap of five times e * 4u(1-u): every read stays on its side
+// of every step.
+//
+// The parts of a split width add up to at most the keys a query sees (joint_combinations), which
+// keeps the points few, and their scratch is nearly linear in w (scratch_level), which keeps sums
+// apart: most_freq's w1 + w2 projects up to max length 68, where 1/(w+1) stopped at 11, and the
+// causal stable sort of tokens up to 224, where it stopped at 28.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -28,9 +36,9 @@
 namespace raspc::compiler {
 namespace {
 
-// Beyond this many points the gap is below the bound for any lambda (the points span a line of
-// length at most 2 after normalising), so the search is not worth its time.
-constexpr size_t kMostProjectedPoints = 1 << 14;
+// Beyond this many points the gap is below the bound for any lambda (a split width's sum at max
+// length 256 has 32,896), so the search is not worth its time.
+constexpr size_t kMostProjectedPoints = 1 << 16;
 
 // The half-gap of one lambda, or a negative number where points with different outputs coincide.
 double half_gap_at(const std::vector<ProjectedGroup>& groups, double lambda,
@@ -55,15 +63,15 @@ double half_gap_at(const std::vector<ProjectedGroup>& groups, double lambda,
   return gap / std::max(1.0, lambda);
 }
 
-// What a lookup reads for one input value: 1/(w+1) for a selector width's scratch, the number
-// itself for a numerical s-op.
-double numeric_read_value(ReadKind read, const Value& v) {
-  return read == ReadKind::Scratch ? 1.0 / (number_of(v) + 1.0) : number_of(v);
+// What a lookup reads for one input value: a selector width's scratch level, the number itself for
+// a numerical s-op.
+double numeric_read_value(const Node& node, int max_len, ReadKind read, const Value& v) {
+  return read == ReadKind::Scratch ? scratch_level(node, max_len, number_of(v)) : number_of(v);
 }
 
 }  // namespace
 
-bool projected_points(const Inference& inference, const std::vector<NodeId>& support,
+bool projected_points(const Program& program, const Inference& inference, const std::vector<NodeId>& support,
                       const std::vector<ReadKind>& reads, int max_len,
                       const std::function<int(const std::vector<Value>&)>& output_of,
                       std::vector<ProjectedGroup>& groups) {
@@ -88,15 +96,16 @@ bool projected_points(const Inference& inference, const std::vector<NodeId>& sup
     if (output < 0) continue;
     auto [it, fresh] = group_of.emplace(onehot_digits, groups.size());
     if (fresh) groups.push_back({onehot_digits, {}});
-    groups[it->second].points.push_back({numeric_read_value(reads[numeric[0]], assignment[numeric[0]]),
-                                         numeric_read_value(reads[numeric[1]], assignment[numeric[1]]), output,
-                                         assignment});
+    auto read = [&](size_t i) {
+      return numeric_read_value(program.node(support[i]), max_len, reads[i], assignment[i]);
+    };
+    groups[it->second].points.push_back({read(numeric[0]), read(numeric[1]), output, assignment});
   }
   return true;
 }
 
 double min_projected_half_gap(const Program& program, const Inference& inference, const std::vector<NodeId>& support,
-                              const std::vector<ReadKind>& reads) {
+                              const std::vector<ReadKind>& reads, int max_len) {
   std::function<bool(NodeId)> reads_embeddings = [&](NodeId sel) {
     const Node& node = program.node(sel);
     if (node.kind != NodeKind::Select) {
@@ -112,11 +121,22 @@ double min_projected_half_gap(const Program& program, const Inference& inference
     return true;
   };
   bool exact = true;
+  double spread = 0;  // the largest 4u(1-u) of a scratch read
   for (size_t i = 0; i < support.size(); ++i) {
     if (reads[i] == ReadKind::Numeric) exact = false;
-    if (reads[i] == ReadKind::Scratch) exact = exact && reads_embeddings(program.node(support[i]).inputs[0]);
+    if (reads[i] != ReadKind::Scratch) continue;
+    exact = exact && reads_embeddings(program.node(support[i]).inputs[0]);
+    for (const Value& v : inference.info[size_t(support[i])].values) {
+      const double u = scratch_level(program.node(support[i]), max_len, number_of(v));
+      spread = std::max(spread, 4.0 * u * (1.0 - u));
+    }
   }
-  return exact ? kMinProjectedHalfGap : kMinProjectedHalfGapAfterMlp;
+  return min_projected_half_gap(!exact, max_len) * (spread > 0 ? spread : 1.0);
+}
+
+double min_projected_half_gap(bool after_mlp, int max_len) {
+  const double n = max_len;
+  return 5.0 * (after_mlp ? std::max(1e-4, 5e-5 + 4e-6 * n) : 8e-6 + 4e-7 * n);
 }
 
 std::optional<ReadProjection> project_reads(const std::vector<ProjectedGroup>& groups, double min_half_gap) {
@@ -147,19 +167,44 @@ double projected_half_gap(const std::vector<ProjectedGroup>& groups, double lamb
   return half_gap_at(groups, lambda, line);
 }
 
-std::optional<double> projection_for(const Program& program, const Inference& inference, NodeId node,
-                                     const std::vector<NodeId>& support, const std::vector<ReadKind>& reads,
-                                     int max_len) {
+namespace {
+
+// The points of the lookup of `node`, named by the value it computes there.
+bool lookup_points(const Program& program, const Inference& inference, NodeId node, const std::vector<NodeId>& support,
+                   const std::vector<ReadKind>& reads, int max_len, std::vector<ProjectedGroup>& groups) {
   std::map<Value, int, ValueLess> names;
   auto output_of = [&](const std::vector<Value>& assignment) {
     Value v;
     if (!evaluate_fused(program, node, support, assignment, v)) return -1;
     return names.emplace(v, int(names.size())).first->second;
   };
+  return projected_points(program, inference, support, reads, max_len, output_of, groups);
+}
+
+}  // namespace
+
+std::optional<size_t> projected_units(const Program& program, const Inference& inference, const MlpJob& job,
+                                      int max_len) {
   std::vector<ProjectedGroup> groups;
-  if (!projected_points(inference, support, reads, max_len, output_of, groups)) return std::nullopt;
+  if (!lookup_points(program, inference, job.node, job.inputs, job.reads, max_len, groups)) return std::nullopt;
+  std::vector<std::pair<double, int>> line;
+  size_t steps = 0;
+  for (const ProjectedGroup& group : groups) {
+    line.clear();
+    for (const ProjectedPoint& p : group.points) line.push_back({p.u1 + job.projected_lambda * p.u2, p.output});
+    std::sort(line.begin(), line.end());
+    for (size_t j = 1; j < line.size(); ++j) steps += line[j].second != line[j - 1].second;
+  }
+  return 2 * steps + groups.size();
+}
+
+std::optional<double> projection_for(const Program& program, const Inference& inference, NodeId node,
+                                     const std::vector<NodeId>& support, const std::vector<ReadKind>& reads,
+                                     int max_len) {
+  std::vector<ProjectedGroup> groups;
+  if (!lookup_points(program, inference, node, support, reads, max_len, groups)) return std::nullopt;
   std::optional<ReadProjection> projection =
-      project_reads(groups, min_projected_half_gap(program, inference, support, reads));
+      project_reads(groups, min_projected_half_gap(program, inference, support, reads, max_len));
   if (!projection) return std::nullopt;
   return projection->lambda;
 }

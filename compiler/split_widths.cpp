@@ -85,6 +85,17 @@ std::vector<NodeId> split_of(const Program& program, const Inference& inference,
 
 }  // namespace
 
+double width_bos_weight(const Node& width, int max_len) {
+  if (width.disjoint_part_of < 0) return 1.0;
+  const double n = std::max(1, max_len);
+  return 4.0 * n * n;
+}
+
+double scratch_level(const Node& width, int max_len, double w) {
+  if (width.disjoint_part_of < 0) return 1.0 / (w + 1.0);
+  return w / (w + width_bos_weight(width, max_len));
+}
+
 Program split_disjoint_widths(const Program& program, const Inference& inference) {
   std::vector<std::vector<NodeId>> splits(program.nodes.size());
   bool any = false;

@@ -4,6 +4,7 @@
 
 #include "compile_helpers.hpp"
 #include "compiler/ir.hpp"
+#include "runtime/inspect.hpp"
 #include "runtime/model_output.hpp"
 
 using namespace raspc;
@@ -86,15 +87,16 @@ TEST_CASE("infer: a map of indices and of values shared by every position select
 
 TEST_CASE("lower: a lookup whose numeric inputs enter through a sum steps along the sum") {
   // The library's stable sort adds two selector widths (keys before, equal keys earlier). At max
-  // length 32 no line separates the width pairs by the float32 bound (project_reads.cpp), so the
-  // widths become one-hots (a step pair per value, 33 values each) and the next MLP adds them: a
-  // table over both would be hundreds of units, steps along w1 + w2 are 2 per sum (0..32).
-  CompileOptions o = test_options(digits_1_to_4(), 32, Mode::Bidirectional, 20);
-  CompileResult r = compile_program(stable_partition(), o);
+  // length 69 no line separates most_freq's width pairs by the float32 bound (project_reads.cpp),
+  // so the widths become one-hots and the next MLP adds them: a table over both would be 2,415
+  // units (a pair of widths summing to at most 68 each), steps along w1 + w2 are 2 per sum.
+  ProgramFile f = load_program("most_freq");
+  CompileOptions o = test_options(header_vocabulary(f.header), 69, Mode::Bidirectional, 20);
+  CompileResult r = compile_program(f.program, o);
   INFO(r.report.first_mismatch);
   CHECK(r.report.mismatches == 0);
-  CHECK(r.report.layers == 3);
-  CHECK(r.report.n_inner <= 2 * 2 * 33);
+  REQUIRE(r.report.layers == 4);
+  CHECK(model_summary(r.model)["layers"][2]["mlp"]["units"].size() == 2 * 69);
 }
 
 TEST_CASE("lower: two selector widths of one block are read along one line") {
@@ -105,7 +107,7 @@ TEST_CASE("lower: two selector widths of one block are read along one line") {
   INFO(r.report.first_mismatch);
   CHECK(r.report.mismatches == 0);
   CHECK(r.report.layers == 2);
-  CHECK_THAT(r.dump, Catch::Contains("map#11(selector_width#9_1 as 1/(w+1), selector_width#9_2 as 1/(w+1)) projected"));
+  CHECK_THAT(r.dump, Catch::Contains("map#11(selector_width#9_1 as w/(w+Z), selector_width#9_2 as w/(w+Z)) projected"));
   // The two widths count disjoint sets of keys, so they add up to at most 16: 153 pairs can occur
   // (not 17 x 17), and the sum takes 17 values (not 33).
   o.dump_after = "allocate";
@@ -113,20 +115,10 @@ TEST_CASE("lower: two selector widths of one block are read along one line") {
   CompileResult a = compile_program(partition, o);
   CHECK_THAT(a.dump, Catch::Contains("\tmap#11:16\n"));
   CHECK_THAT(a.dump, !Catch::Contains("\tmap#11:17\n"));
-  // The sum's steps sit between neighbours on the line with different sums: at most one step
-  // (two units) per pair; and each width's eraser, a step per width.
-  CHECK(r.report.n_inner <= 2 * 153 + 2 * 2 * 17);
-
-  // most_freq sorts keys an MLP computed: its widths carry more rounding, so the line needs wider
-  // gaps (kMinProjectedHalfGapAfterMlp), which max length 8 has and 16 has not.
-  ProgramFile m = load_program("most_freq");
-  for (auto [max_len, blocks] : {std::pair{8, 3}, std::pair{16, 4}}) {
-    CompileOptions mo = test_options(header_vocabulary(m.header), max_len, Mode::Bidirectional);
-    CompileResult mr = compile_program(m.program, mo);
-    INFO("most_freq at max length " << max_len << ": " << mr.report.first_mismatch);
-    CHECK(mr.report.mismatches == 0);
-    CHECK(mr.report.layers == blocks);
-  }
+  // Along u1 + u2 the parts' w/(w+Z) put every sum below the next (split_widths.cpp): a step
+  // between consecutive sums (two units each; the first sum's value is a bias), and each part's
+  // eraser, one unit. (Through 1/(w+1) the sums interleave: up to a step per pair.)
+  CHECK(r.report.n_inner == 2 * 16 + 2);
 }
 
 TEST_CASE("lower: a lookup gates once over the inputs that matter where one input does not") {
