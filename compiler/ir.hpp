@@ -299,8 +299,9 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
 // that sums w1 + w2 that differ by one land about 1/n^4 apart; so there BOS scores ln Z above a
 // selected key, with Z = width_bos_weight = 4n^2, and the scratch holds what the selected keys
 // weigh, w/(w+Z): within an eighth of linear, so that along u1 + u2 every sum t lies below every
-// sum t + 1, about 7/(8Z) apart (it needs Z > t^2/2 + t/2), and small, so that steps as steep as
-// 1/Z round to about n times float32's epsilon instead of n^2 times.
+// sum t + 1, about 7/(8Z) apart (it needs Z > t^2/2 + t/2). And small, at most 1/(4n): steps
+// as steep as 1/Z reach about 21n from it (and round to that many ulps of 1), where BOS's
+// weight Z/(w+Z), near 1, would take them to 21Z.
 double width_bos_weight(const Node& width, int max_len);
 double scratch_level(const Node& width, int max_len, double w);
 
@@ -359,10 +360,9 @@ struct ReadProjection {
   double half_gap = 0;  // smallest half-distance between neighbours with different outputs, / max(1, lambda)
 };
 // The smallest half-gap a projection may have at max length n, where the widths' heads compare
-// embeddings only (at least kMinProjectedHalfGap) and where they compare what MLPs wrote (float32
-// rounding: project_reads.cpp); each for scratch reads of u(1-u) = 1/4 at most, and 4u(1-u)
-// times that where u(1-u) is at most less.
-constexpr double kMinProjectedHalfGap = 1e-5;
+// embeddings only and where they compare what MLPs wrote (float32 rounding: project_reads.cpp),
+// for scratch reads whose u(1-u) reaches 1/4; the second form scales it by the largest 4u(1-u)
+// of the lookup's scratch reads.
 double min_projected_half_gap(bool after_mlp, int max_len);
 double min_projected_half_gap(const Program& program, const Inference& inference, const std::vector<NodeId>& support,
                               const std::vector<ReadKind>& reads, int max_len);

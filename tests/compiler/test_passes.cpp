@@ -137,13 +137,14 @@ TEST_CASE("project_reads separates the points whose outputs differ, widest first
   auto point = [](double w1, double w2, int output) {
     return compiler::ProjectedPoint{1 / (w1 + 1), 1 / (w2 + 1), output, {}};
   };
+  const double kHalfGap = compiler::min_projected_half_gap(false, 2);  // over embeddings at max length 2
   // w1 + w2 over widths 0..2: mirrored pairs have equal sums, so lambda = 1 may fold them.
   ProjectedGroup sums;
   for (int a = 0; a <= 2; ++a)
     for (int b = 0; b <= 2; ++b) sums.points.push_back(point(a, b, a + b));
-  std::optional<compiler::ReadProjection> p = compiler::project_reads({sums}, compiler::kMinProjectedHalfGap);
+  std::optional<compiler::ReadProjection> p = compiler::project_reads({sums}, kHalfGap);
   REQUIRE(p.has_value());
-  CHECK(p->half_gap >= compiler::kMinProjectedHalfGap);
+  CHECK(p->half_gap >= kHalfGap);
   // Every neighbour with a different output is at least twice the half-gap away.
   std::vector<std::pair<double, int>> line;
   for (const auto& q : sums.points) line.push_back({q.u1 + p->lambda * q.u2, q.output});
@@ -155,12 +156,12 @@ TEST_CASE("project_reads separates the points whose outputs differ, widest first
   // The same point with two outputs: no line separates them.
   ProjectedGroup clash;
   clash.points = {point(1, 2, 0), point(1, 2, 1), point(0, 0, 2)};
-  CHECK_FALSE(compiler::project_reads({clash}, compiler::kMinProjectedHalfGap).has_value());
+  CHECK_FALSE(compiler::project_reads({clash}, kHalfGap).has_value());
 
   // Points closer than the float32 bound on every line: refused.
   ProjectedGroup crowded;
   crowded.points = {{0.5, 0.5, 0, {}}, {0.5 + 1e-6, 0.5 + 1e-6, 1, {}}};
-  CHECK_FALSE(compiler::project_reads({crowded}, compiler::kMinProjectedHalfGap).has_value());
+  CHECK_FALSE(compiler::project_reads({crowded}, kHalfGap).has_value());
 }
 
 TEST_CASE("simplify merges equal nodes and drops dead ones") {
