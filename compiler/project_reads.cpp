@@ -11,12 +11,14 @@
 // the gap between neighbouring points, which sets the steps' slope.)
 //
 // The gap bound: a selector width's head weighs its selected keys with a relative error that its
-// score errors set, and moves a scratch value u by up to about e * 4u(1-u). The scores reach
-// m*G + ln Z (about 100 at max length 256), and LayerNorm scales each key's reads by its own
-// factor, within a few 1e-6 of the nominal one (lower.cpp's anchor); where the keys are one-hots an
-// MLP wrote by steps, each entry also carries its steps' pre-activations' rounding (a step is on
-// up to about n half-gaps from its threshold), times G (about 40). Both grow with the maximum
-// length n. Measured (test_split_widths.cpp, bench/RESULTS.md), e over embeddings (the causal
+// score errors set, and moves a scratch value u by up to about e * 4u(1-u). Under LayerNorm a
+// Q or K column that reads one-hots cancels the residual's mean through the `zero` dimension
+// (allocate.cpp): one rounded term of about G times the mean (a few 1e-3 of a unit read) for
+// every row it reads, up to n for a table over positions, which leaves up to a few 1e-4 of
+// common error in a query's scores (measured 3.1e-4 at max length 224, where BOS outweighs all
+// 218 selected keys alike). Where the keys are one-hots an MLP wrote by steps, each entry also
+// carries its steps' pre-activations' rounding (a step is on up to about n half-gaps from its
+// threshold), times G (about 40). Both grow with the maximum length n. Measured (test_split_widths.cpp, bench/RESULTS.md), e over embeddings (the causal
 // stable sort of tokens): 7e-6 at 16, 1e-5 at 64, 4e-5 at 128, 7e-5 at 224, 8.5e-5 at 280;
 // over an MLP's one-hots (most_freq): 8e-5 at 16 (for 1/(w+1)), 7.8e-5 at 64, 1.2e-4 at 68,
 // 3.2e-4 at 96. The compiler takes e = 8e-6 + 4e-7 n and max(1e-4, 5e-5 + 4e-6 n), about 1.4
