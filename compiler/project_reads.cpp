@@ -14,9 +14,9 @@
 // score errors set, and moves a scratch value u by up to about e * 4u(1-u). Under LayerNorm a
 // Q or K column that reads one-hots cancels the residual's mean through the `zero` dimension
 // (allocate.cpp): one rounded term of about G times the mean (a few 1e-3 of a unit read) for
-// every row it reads, up to n for a table over positions, which leaves up to a few 1e-4 of
-// common error in a query's scores (measured 3.1e-4 at max length 224, where BOS outweighs all
-// 218 selected keys alike). Where the keys are one-hots an MLP wrote by steps, each entry also
+// every row it reads, up to n for a table over positions: part of the common error measured in
+// a query's scores (3.1e-4 at max length 224, where BOS outweighs all 218 selected keys alike;
+// with the embeddings' mean exactly 0 the parts' error over tokens halves). Where the keys are one-hots an MLP wrote by steps, each entry also
 // carries its steps' pre-activations' rounding (a step is on up to about n half-gaps from its
 // threshold), times G (about 40). Both grow with the maximum length n. Measured (test_split_widths.cpp, bench/RESULTS.md), e over embeddings (the causal
 // stable sort of tokens): 7e-6 at 16, 1e-5 at 64, 4e-5 at 128, 7e-5 at 224, 8.5e-5 at 280;
