@@ -349,9 +349,10 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
 }
 
 // A read of 1 at every position but BOS. The input one-hot sums to kTokenAmplitude at every input
-// position and is 0 at BOS, so BOS reads exactly 0 (its value needs no correction, whose float32
-// rounding, about 1e-7 times BOS's weight of nearly 1, would be most of a split width's gap of
-// 1/Z at max length 256); `one`, corrected at BOS, where the program reads no tokens.
+// position and is 0 at BOS, so BOS reads exactly 0: its value needs no correction, whose float32
+// rounding, about 1e-7 times BOS's weight of nearly 1, is an error that does not shrink with u
+// (measured: the causal stable sort's parts' largest error at max length 256 fell from 2.5e-7
+// to 1.2e-7 of a gap of 3.8e-6). `one`, corrected at BOS, where the program reads no tokens.
 Functional every_token_but_bos(const LowerContext& ctx) {
   for (const auto& [tokens, dims] : ctx.allocation.tokens) {
     if (dims.size() != ctx.options.vocab.size()) break;
