@@ -23,30 +23,6 @@ int dimension_ending(const Model& model, const std::string& suffix) {
   return int(it - model.residual_labels.begin());
 }
 
-}  // namespace
-
-TEST_CASE("most_freq's sort target is read along one line through its parts: RASP's 3 blocks from max length 8 to 68") {
-  ProgramFile m = load_program("most_freq");
-  for (auto [max_len, blocks] : {std::pair{8, 3}, std::pair{24, 3}, std::pair{68, 3}, std::pair{69, 4}}) {
-    CompileOptions o = test_options(header_vocabulary(m.header), max_len, Mode::Bidirectional);
-    o.verify = max_len <= 24;
-    o.dump_after = "schedule";
-    CompileResult r = compile_program(m.program, o);
-    INFO("most_freq at max length " << max_len << ": " << r.report.first_mismatch);
-    CHECK(r.report.mismatches == 0);
-    CHECK(r.report.layers == blocks);
-    // The parts' heads hold w/(w+Z); beyond 68 the half-gap (about 7/(16Z), 7/(64n^2)) falls
-    // below five times the error the parts' reads may carry (about (5e-5 + 4e-6 n)/n), and each
-    // part is made a one-hot first.
-    if (blocks == 3)
-      CHECK_THAT(r.dump, Catch::Contains("(selector_width#18_1 as w/(w+Z), selector_width#18_2 as w/(w+Z)) projected"));
-    else
-      CHECK_THAT(r.dump, !Catch::Contains("projected"));
-  }
-}
-
-namespace {
-
 // The largest distance of a split width's parts' scratch values from their levels w/(w+Z), after
 // the block `block` that holds their heads, over inputs of the program's symbols drawn each with
 // weights of its own (so that keys tie or differ).
@@ -86,6 +62,26 @@ double largest_part_error(const std::string& name, Mode mode, int n, int block) 
 }
 
 }  // namespace
+
+TEST_CASE("most_freq's sort target is read along one line through its parts: RASP's 3 blocks from max length 8 to 68") {
+  ProgramFile m = load_program("most_freq");
+  for (auto [max_len, blocks] : {std::pair{8, 3}, std::pair{24, 3}, std::pair{68, 3}, std::pair{69, 4}}) {
+    CompileOptions o = test_options(header_vocabulary(m.header), max_len, Mode::Bidirectional);
+    o.verify = max_len <= 24;
+    o.dump_after = "schedule";
+    CompileResult r = compile_program(m.program, o);
+    INFO("most_freq at max length " << max_len << ": " << r.report.first_mismatch);
+    CHECK(r.report.mismatches == 0);
+    CHECK(r.report.layers == blocks);
+    // The parts' heads hold w/(w+Z); beyond 68 the half-gap (about 7/(16Z), 7/(64n^2)) falls
+    // below five times the error the parts' reads may carry (about (5e-5 + 4e-6 n)/n), and each
+    // part is made a one-hot first.
+    if (blocks == 3)
+      CHECK_THAT(r.dump, Catch::Contains("(selector_width#18_1 as w/(w+Z), selector_width#18_2 as w/(w+Z)) projected"));
+    else
+      CHECK_THAT(r.dump, !Catch::Contains("projected"));
+  }
+}
 
 TEST_CASE("a split width's parts hold their keys' weight within the error the line's gap allows for") {
   // The schedule keeps a half-gap of five times e * 4u(1-u) (at the largest u, 1/(4n + 1))
