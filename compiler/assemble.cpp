@@ -178,11 +178,10 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     // A width's scratch holds 1/(w+1) for the w keys selected besides BOS (a split width's part
     // w/(w+Z)), and 0 once erased; a width step holds BOS's weight (i + 1/2)/(i + 1/2 + w), too
     // many values to list.
-    const double bos_weight = width_bos_weight(program.node(id), max_len);
     if (scratch && program.node(id).width_exceeds_index) values.push_back("0");
-    else if (scratch && bos_weight != 1.0)
-      for (int w = 0; w <= max_len; ++w)
-        values.push_back(w == 0 ? "0" : std::to_string(w) + "/" + std::to_string(int64_t(bos_weight) + w));
+    else if (scratch && program.node(id).disjoint_part_of >= 0)
+      for (int w = 0, z = int(width_bos_weight(program.node(id), max_len)); w <= max_len; ++w)
+        values.push_back(w == 0 ? "0" : std::to_string(w) + "/" + std::to_string(z + w));
     else if (scratch)
       for (int w = max_len; w >= -1; --w) values.push_back(w < 0 ? "0" : w == 0 ? "1" : "1/" + std::to_string(w + 1));
     sops.push_back({{"name", program.label(id) + (scratch ? ".scratch" : "")},
