@@ -304,6 +304,14 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
 // weight Z/(w+Z), near 1, would take them to 21Z.
 double width_bos_weight(const Node& width, int max_len);
 double scratch_level(const Node& width, int max_len, double w);
+// A head's match score G given a selection's (lower.cpp): half of it, ln(n+1) + 16, for a split
+// width's part. A part's read is a number the next MLP discretises, and the float32 rounding of
+// its keys' reads, which the scores multiply by G, moves it by an error proportional to G
+// (measured: halving G halves most_freq's parts' largest error at 16 to 128). What a smaller G
+// costs is leak: a key that misses one conjunct weighs e^-G of a selected one, and at most n of
+// them move u by n e^-G / Z < e^-16 / Z, about 1.1e-7 / Z, where the projection allows for at
+// least e * 4u(1-u), about 3.2e-5 n / Z (project_reads.cpp): a few thousandths of it.
+double width_match_score(const Node& width, double selection_score);
 
 // The s-op whose one-hot a head reads for one side of a comparison: the side itself, or the one
 // categorical s-op that a map on that side is a function of (the map folds into the head's

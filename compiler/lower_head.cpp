@@ -11,9 +11,10 @@
 // Two more Q/K dimensions handle BOS. As a key, BOS scores exactly B for every query: (m-1/2)*G
 // for an aggregate (it wins only when nothing is selected: the default) and m*G for a
 // selector_width (it counts as one more match, so its weight is 1/(w+1)), m*G + ln Z for a split
-// width's part (it counts as Z matches, scratch_level). As a query, BOS sees only itself. Its
-// value is corrected to the default (aggregate) or 1 (selector_width; a part's value is 1 at every
-// other position and 0 at BOS, the selected keys' weight).
+// width's part (it counts as Z matches, scratch_level; its G is half a selection's,
+// width_match_score). As a query, BOS sees only itself. Its value is corrected to the default
+// (aggregate) or 1 (selector_width; a part's value is 1 at every other position and 0 at BOS, the
+// selected keys' weight).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -333,7 +334,7 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
       if (numbers.of(part) == NumberRole::Select) return order_scores(ctx, part, node.inputs[0]);
   }
   int m = 0;
-  const double G = ctx.match_score;
+  const double G = node.kind == NodeKind::SelectorWidth ? width_match_score(node, ctx.match_score) : ctx.match_score;
   std::vector<Term> terms = selector_terms(ctx, node.inputs[0], G, -1, m);
   // BOS as a key: exactly B for every query.
   double B = node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G;

@@ -16,18 +16,21 @@
 // (allocate.cpp): one rounded term of about G times the mean (a few 1e-3 of a unit read) for
 // every row it reads, up to n for a table over positions: part of the common error measured in
 // a query's scores (3.1e-4 at max length 224, where BOS outweighs all 218 selected keys alike;
-// with the embeddings' mean exactly 0 the parts' error over tokens halves). Where the keys are one-hots an MLP wrote by steps, each entry also
-// carries its steps' pre-activations' rounding (a step is on up to about n half-gaps from its
-// threshold), times G (about 40). Both grow with the maximum length n. Measured (test_split_widths.cpp, bench/RESULTS.md), e over embeddings (the causal
-// stable sort of tokens): 7e-6 at 16, 1e-5 at 64, 4e-5 at 128, 7e-5 at 224, 8.5e-5 at 280;
-// over an MLP's one-hots (most_freq): 8e-5 at 16 (for 1/(w+1)), 7.8e-5 at 64, 1.2e-4 at 68,
-// 3.2e-4 at 96. The compiler takes e = 8e-6 + 4e-7 n and max(1e-4, 5e-5 + 4e-6 n), about 1.4
-// times the largest, and keeps a half-gap of five times e * 4u(1-u): every read stays on its side
-// of every step.
+// with the embeddings' mean exactly 0 the parts' error over tokens halves). Where the keys are
+// one-hots an MLP wrote by steps, each entry also carries its steps' pre-activations' rounding (a
+// step is on up to about n half-gaps from its threshold). The scores multiply both by G, a part's
+// half a selection's (about 20; width_match_score), and both grow with the maximum length n.
+// Measured (bench/split_width_errors.py over several seeds, test_split_widths.cpp, bench/RESULTS.md),
+// e over embeddings (the causal stable sort of tokens): 4.9e-6 at 16, 9.2e-6 at 64, 3.9e-5 at
+// 128, 4e-5 at 224, 3.6e-5 at 280; over an MLP's one-hots (most_freq): 2.3e-5 at 16, 4.1e-5 at
+// 64, 8.4e-5 at 80, 8e-5 at 86, 1.4e-4 at 96 and 2.1e-4 at 100. The compiler takes
+// e = 8e-6 + 4e-7 n over embeddings, as with a selection's G (at 128 the error did not halve:
+// 4.1e-5 before), and max(5e-5, 2.5e-5 + 2.5e-6 n) over one-hots, 1.3 times the largest or more,
+// and keeps a half-gap of five times e * 4u(1-u): every read stays on its side of every step.
 //
 // The parts of a split width add up to at most the keys a query sees (joint_combinations), which
 // keeps the points few, and their scratch is nearly linear in w (scratch_level), which keeps sums
-// apart: most_freq's w1 + w2 projects up to max length 68, where 1/(w+1) stopped at 11, and the
+// apart: most_freq's w1 + w2 projects up to max length 88, where 1/(w+1) stopped at 11, and the
 // causal stable sort of tokens up to 224, where it stopped at 28.
 #include <algorithm>
 #include <cmath>
@@ -138,7 +141,7 @@ double min_projected_half_gap(const Program& program, const Inference& inference
 
 double min_projected_half_gap(bool after_mlp, int max_len) {
   const double n = max_len;
-  return 5.0 * (after_mlp ? std::max(1e-4, 5e-5 + 4e-6 * n) : 8e-6 + 4e-7 * n);
+  return 5.0 * (after_mlp ? std::max(5e-5, 2.5e-5 + 2.5e-6 * n) : 8e-6 + 4e-7 * n);
 }
 
 std::optional<ReadProjection> project_reads(const std::vector<ProjectedGroup>& groups, double min_half_gap) {

@@ -96,6 +96,10 @@ double scratch_level(const Node& width, int max_len, double w) {
   return w / (w + width_bos_weight(width, max_len));
 }
 
+double width_match_score(const Node& width, double selection_score) {
+  return width.disjoint_part_of >= 0 ? 0.5 * selection_score : selection_score;
+}
+
 Program split_disjoint_widths(const Program& program, const Inference& inference) {
   std::vector<std::vector<NodeId>> splits(program.nodes.size());
   bool any = false;
