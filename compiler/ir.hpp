@@ -305,7 +305,7 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
 double width_bos_weight(const Node& width, int max_len);
 double scratch_level(const Node& width, int max_len, double w);
 // A head's match score G given a selection's (lower.cpp): half of it, ln(n+1) + 16, for a split
-// width's part. A part's read is a number the next MLP discretises, and the float32 rounding of
+// width's part, the selection's for every other head. A part's read is a number the next MLP discretises, and the float32 rounding of
 // its keys' reads, which the scores multiply by G, moves it by an error proportional to G
 // (measured: halving G halves most_freq's parts' largest error at 16 to 128). What a smaller G
 // costs is leak: a key that misses one conjunct weighs e^-G of a selected one, and at most n of

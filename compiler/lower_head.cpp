@@ -334,13 +334,12 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
       if (numbers.of(part) == NumberRole::Select) return order_scores(ctx, part, node.inputs[0]);
   }
   int m = 0;
-  const double G = node.kind == NodeKind::SelectorWidth ? width_match_score(node, ctx.match_score) : ctx.match_score;
+  const double G = width_match_score(node, ctx.match_score);
   std::vector<Term> terms = selector_terms(ctx, node.inputs[0], G, -1, m);
-  // BOS as a key: exactly B for every query.
-  double B = node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G;
-  // A split width's part: BOS weighs as Z selected keys (scratch_level).
-  if (node.kind == NodeKind::SelectorWidth && !node.width_exceeds_index)
-    B += std::log(width_bos_weight(node, ctx.options.max_len));
+  // BOS as a key: exactly B for every query; for a split width's part ln Z more, so that it weighs
+  // as Z selected keys (scratch_level; Z is 1, ln Z 0, for every other head).
+  double B = (node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G) +
+             std::log(width_bos_weight(node, ctx.options.max_len));
   if (!node.width_exceeds_index) return {terms, ctx.unit(one, B), {}};
   // A width step (width_steps.cpp): BOS scores ln(i + 1/2) above a selected key, so it weighs as i + 1/2
   // of them and holds less than half the attention exactly where more than i keys are selected.

@@ -45,14 +45,19 @@ namespace {
 // length 256 has 32,896), so the search is not worth its time.
 constexpr size_t kMostProjectedPoints = 1 << 16;
 
+// A group's points along u1 + lambda*u2, in order, with their outputs.
+void sort_along(const ProjectedGroup& group, double lambda, std::vector<std::pair<double, int>>& line) {
+  line.clear();
+  for (const ProjectedPoint& p : group.points) line.push_back({p.u1 + lambda * p.u2, p.output});
+  std::sort(line.begin(), line.end());
+}
+
 // The half-gap of one lambda, or a negative number where points with different outputs coincide.
 double half_gap_at(const std::vector<ProjectedGroup>& groups, double lambda,
                    std::vector<std::pair<double, int>>& line) {
   double gap = 1e30;
   for (const ProjectedGroup& group : groups) {
-    line.clear();
-    for (const ProjectedPoint& p : group.points) line.push_back({p.u1 + lambda * p.u2, p.output});
-    std::sort(line.begin(), line.end());
+    sort_along(group, lambda, line);
     // Runs of coincident points must agree; the gap is between runs whose outputs differ.
     size_t run = 0;
     for (size_t j = 1; j < line.size(); ++j) {
@@ -195,9 +200,7 @@ std::optional<size_t> projected_units(const Program& program, const Inference& i
   std::vector<std::pair<double, int>> line;
   size_t steps = 0;
   for (const ProjectedGroup& group : groups) {
-    line.clear();
-    for (const ProjectedPoint& p : group.points) line.push_back({p.u1 + job.projected_lambda * p.u2, p.output});
-    std::sort(line.begin(), line.end());
+    sort_along(group, job.projected_lambda, line);
     for (size_t j = 1; j < line.size(); ++j) steps += line[j].second != line[j - 1].second;
   }
   return 2 * steps + groups.size();
