@@ -2,7 +2,10 @@
 // lowering builds (and the verification runs) anything that large; refused above
 // CompileOptions::max_parameters, at the s-op that contributes most.
 //
-// The residual width is exact (the allocation's, before padding heads to equal width); MLP units
+// The residual width is exact (the allocation's, padded as the lowering pads it so that a block's
+// heads, of equal width, each hold their Q/K and V dimensions: most_freq at max length 64 has 388
+// dimensions where its allocation has fewer, and without the padding was estimated at 1,448,352
+// parameters for a model of 2,461,100); MLP units
 // are estimated per job from what lower_mlp.cpp enumerates: a gate per combination of the one-hot
 // inputs that can occur, and two units per step of a numeric read (a width's at every width, any
 // other's where the map's value changes, counted by evaluating it). The lookups that read sums or
@@ -23,6 +26,7 @@
 #include <optional>
 
 #include "compiler/ir.hpp"
+#include "compiler/lower_internal.hpp"
 #include "runtime/verification_backend.hpp"
 
 namespace raspc::compiler {
@@ -142,7 +146,10 @@ std::string with_commas(double value) {
 
 size_t estimate_parameters(const Program& program, const Inference& inference, const Schedule& schedule,
                            const Allocation& allocation, const CompileOptions& options, NodeId* dominant) {
-  const double C = allocation.width();
+  LowerContext ctx{program, inference, schedule, allocation, options};
+  ctx.match_score = selection_match_score(options.max_len);
+  const int width = padded_width(ctx);
+  const double C = width;
   std::vector<double> units_of(program.nodes.size(), 0.0);
   double widest = 0;
   for (const std::vector<MlpJob>& jobs : schedule.mlps) {
@@ -156,7 +163,7 @@ size_t estimate_parameters(const Program& program, const Inference& inference, c
   }
   ModelConfig config;
   config.n_layer = std::max(1, schedule.blocks);
-  config.n_embd = std::max(1, allocation.width());
+  config.n_embd = std::max(1, width);
   config.n_head = 1;
   config.n_inner = int(std::min(widest, 2e9));
   config.n_positions = options.max_len + 1;

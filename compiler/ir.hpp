@@ -300,17 +300,20 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
 // selected key, with Z = width_bos_weight = 4n^2, and the scratch holds what the selected keys
 // weigh, w/(w+Z): within an eighth of linear, so that along u1 + u2 every sum t lies below every
 // sum t + 1, about 7/(8Z) apart (it needs Z > t^2/2 + t/2). And small, at most 1/(4n): steps
-// as steep as 1/Z reach about 21n from it (and round to that many ulps of 1), where BOS's
-// weight Z/(w+Z), near 1, would take them to 21Z.
+// as steep as 1/Z reach about 52n from it (and round to that many ulps of 1, over 2H:
+// lower_internal.hpp), where BOS's weight Z/(w+Z), near 1, would take them to 52Z.
 double width_bos_weight(const Node& width, int max_len);
 double scratch_level(const Node& width, int max_len, double w);
-// A head's match score G given a selection's (lower.cpp): half of it, ln(n+1) + 16, for a split
-// width's part, the selection's for every other head. A part's read is a number the next MLP discretises, and the float32 rounding of
-// its keys' reads, which the scores multiply by G, moves it by an error proportional to G
-// (measured: halving G halves most_freq's parts' largest error at 16 to 128). What a smaller G
-// costs is leak: a key that misses one conjunct weighs e^-G of a selected one, and at most n of
-// them move u by n e^-G / Z < e^-16 / Z, about 1.1e-7 / Z, where the projection allows for at
-// least e * 4u(1-u), about 3.2e-5 n / Z (project_reads.cpp): a few thousandths of it.
+// A head's match score G given a selection's (lower.cpp): ln(n+1) + 8 for a split width's part
+// (a selection's is 2 ln(n+1) + 32), the selection's for every other head. A part's read is a
+// number the next MLP discretises, and the float32 rounding of its keys' reads, which the scores
+// multiply by G, moves it by an error proportional to G (measured: halving G halved most_freq's
+// parts' largest error at 16 to 128; ln(n+1) + 8 instead of + 16 takes off about 0.4 more). What a
+// smaller G costs is leak: a key that misses one conjunct weighs e^-G of a selected one, and at
+// most n of them move u by n e^-G / Z < e^-8 / Z, about 3.4e-4 / Z, where the projection allows
+// for e * 4u(1-u), about 4e n / Z (project_reads.cpp): at the lengths where the half-gap nears
+// five times that (e about 8e-5, n about 260), under a hundredth of it; at shorter ones the
+// half-gap is many times larger (with ln(n+1) + 4 the leak was most of the error measured at 88).
 double width_match_score(const Node& width, double selection_score);
 
 // The s-op whose one-hot a head reads for one side of a comparison: the side itself, or the one

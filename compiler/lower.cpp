@@ -193,23 +193,27 @@ double nominal_sigma(const LowerContext& ctx, std::pair<double, double> moments)
 
 }  // namespace
 
-Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
-              const Allocation& allocation, const CompileOptions& options) {
-  LowerContext ctx{program, inference, schedule, allocation, options};
-  ctx.match_score = 2.0 * (std::log(double(options.max_len) + 1.0) + 16.0);
-  Lowered out;
+double selection_match_score(int max_len) { return 2.0 * (std::log(double(max_len) + 1.0) + 16.0); }
 
-  // Width: every head's Q/K and V dimensions fit in d_head, and n_head * d_head = n_embd.
+int padded_width(const LowerContext& ctx) {
+  // Every head's Q/K and V dimensions fit in d_head, and n_head * d_head = n_embd.
   int n_head = 1, d_needed = 1;
-  for (const auto& heads : schedule.heads) {
+  for (const auto& heads : ctx.schedule.heads) {
     n_head = std::max(n_head, int(heads.size()));
     for (NodeId h : heads) {
       auto [dqk, dv] = head_dimensions(ctx, h);
       d_needed = std::max({d_needed, dqk, dv});
     }
   }
-  int d_head = std::max(d_needed, (allocation.width() + n_head - 1) / n_head);
-  ctx.width = n_head * d_head;
+  return n_head * std::max(d_needed, (ctx.allocation.width() + n_head - 1) / n_head);
+}
+
+Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
+              const Allocation& allocation, const CompileOptions& options) {
+  LowerContext ctx{program, inference, schedule, allocation, options};
+  ctx.match_score = selection_match_score(options.max_len);
+  Lowered out;
+  ctx.width = padded_width(ctx);
   out.width = ctx.width;
 
   // Vocabulary: BOS, the input symbols, then output values that are not input symbols.

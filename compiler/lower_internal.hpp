@@ -24,6 +24,15 @@ using Functional = std::vector<std::pair<int, double>>;
 // How far from zero a step's pre-activation stays (|k (u - t)| at the nearest value, at least):
 // GELU is ReLU there to float precision.
 constexpr double kStepMargin = 10.5;
+// A step of a lookup is (relu(z + H) - relu(z - H)) / 2H with H = kStepHalfWidth, and |z| at
+// least kStepReach = H + 10 at every value its read can take, so both units stay 10 or more from
+// 0. On its on side the two units are about as large as z, up to the step's reach (a few hundred
+// at max length 100), and they cancel only to float32's rounding of that; dividing by 2H
+// divides that rounding too, where widening the margin by H multiplies the reach by (H + 10)/10.5
+// only: a net 13 times less at H = 16 (and 1/2H = 1/32 scales exactly). Measured over most_freq's
+// key one-hots at max length 96: 3.1e-5 with H = 1/2, 1.9e-6 (numpy) to 5.8e-6 (raspc) with 16.
+constexpr double kStepHalfWidth = 16.0;
+constexpr double kStepReach = kStepHalfWidth + kStepMargin - 0.5;
 
 struct CategoricalView {
   std::vector<Value> values;
@@ -75,6 +84,11 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
                                      const std::vector<double>& bos_in, double gain);
 // Q/K dimensions a head needs (terms plus the two BOS terms), and V dimensions.
 std::pair<int, int> head_dimensions(const LowerContext& ctx, NodeId head);
+// A selection's match score G at max length n: 2 (ln(n+1) + 16) (compiler.md, "Why the gap is enough").
+double selection_match_score(int max_len);
+// n_embd: the allocation's width, widened where a block's heads, n_head of equal d_head, need more
+// Q/K or V dimensions than it gives each (the budget estimates with it too).
+int padded_width(const LowerContext& ctx);
 
 // The MLP of one block; `nominal_sum`/`nominal_square` describe ln_2's input at a normal position
 // with every numerical value at 0, and `gain` is ln_2's gain.

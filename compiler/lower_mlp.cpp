@@ -7,9 +7,9 @@
 //     exactly when all but one input match, -K or less below that), and writes f(c)/K per unit;
 //   - for a numeric input u with sorted (normalised) values u_1 < ... < u_p, f(c, u_b) at a base
 //     level b comes from the gate and every change f(c, u_j) - f(c, u_{j-1}) from a step at the
-//     midpoint t_j: relu(z + 1/2) - relu(z - 1/2) with z = +-k*(u - t_j) - K'*(m - reads of c),
-//     on for the values beyond t_j seen from b; the slope k puts |z| >= 10.5 at every value that
-//     occurs, and K' shuts the step off for other combinations.
+//     midpoint t_j: (relu(z + H) - relu(z - H)) / 2H with z = +-k*(u - t_j) - K'*(m - reads of c)
+//     and H = kStepHalfWidth, on for the values beyond t_j seen from b; the slope k puts
+//     |z| >= H + 10 at every value that occurs, and K' shuts the step off for other combinations.
 // Every pre-activation that can occur is 0 or at least 10 away from it, so GELU is ReLU there to
 // float precision. Several numerical inputs without categorical ones must form an affine map,
 // computed by one unit offset into GELU's linear regime.
@@ -200,7 +200,7 @@ void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functiona
     step.threshold = 0.5 * (levels[j - 1].read + levels[j].read);
     double half = 0.5 * (levels[j].read - levels[j - 1].read);
     if (!(half > 0)) fail_at(where, "internal: two values with different outputs read alike in one lookup");
-    step.slope = kStepMargin / (half * range.smallest_scale);
+    step.slope = kStepReach / (half * range.smallest_scale);
     step.above = step.slope * std::max(0.0, range.high - step.threshold);
     step.below = step.slope * std::max(0.0, step.threshold - range.low);
   }
@@ -233,14 +233,17 @@ void emit_gated_steps(const LowerContext& ctx, Builder& builder, const Functiona
     const Target& delta = upward ? step.rise : fall;
     const Target& undo = upward ? fall : step.rise;
     const double sign = upward ? 1.0 : -1.0;
-    const double gate = (upward ? step.above : step.below) + 2.0 * kStepMargin / range.smallest_scale;
+    const double gate = (upward ? step.above : step.below) + 2.0 * kStepReach / range.smallest_scale;
     Functional in;
     for (const auto& [dim, w] : numeric_read) in.push_back({dim, sign * w * step.slope});
     in.push_back({ctx.allocation.one, -sign * step.slope * step.threshold - gate * double(m)});
     for (const auto& [dim, w] : matched) in.push_back({dim, w * gate});
     std::string name = label + (label.empty() ? "" : ",") + numeric_name + (upward ? ">" : "<") + levels[near].name;
-    builder.unit(in, 0.5, delta, name + "+");
-    builder.unit(in, -0.5, undo, name + "-");
+    Target rise_part, fall_part;
+    add_into(rise_part, delta, 0.5 / kStepHalfWidth);
+    add_into(fall_part, undo, 0.5 / kStepHalfWidth);
+    builder.unit(in, kStepHalfWidth, std::move(rise_part), name + "+");
+    builder.unit(in, -kStepHalfWidth, std::move(fall_part), name + "-");
     builder.min_margin = std::min(builder.min_margin, kStepMargin - 0.5);
   }
 }

@@ -574,7 +574,10 @@ class Planner {
   // 0.11) and mismatches from 24 (0.51); 20 (0.25) verified with a numerical error of 3e-3. At 16
   // the dense forward and the verification's (runtime/verification_backend.*) already differ by
   // 5e-4 of the logits (a uniform shift, 2e-3 in logits near 4.5), above the 2.5e-4 their test
-  // allows; at 8 (bound 0.008) by 2e-5. The limit is a sixteenth: to max length 14.
+  // allows; at 8 (bound 0.008) by 2e-5. The limit is a sixteenth: to max length 14. (That is the
+  // rounding of steps half a unit wide, as measured then; the steps are now kStepHalfWidth wide
+  // and round several times less (lower_internal.hpp), so the bound is conservative, and the
+  // limit has not been measured again.)
   double computed_key_rounding(const std::vector<double>& key, double Q) const {
     double square = 0, linear = 0;
     const double c = out_.centre;

@@ -14,24 +14,23 @@
 // score errors set, and moves a scratch value u by up to about e * 4u(1-u). Under LayerNorm a
 // Q or K column that reads one-hots cancels the residual's mean through the `zero` dimension
 // (allocate.cpp): one rounded term of about G times the mean (a few 1e-3 of a unit read) for
-// every row it reads, up to n for a table over positions: part of the common error measured in
-// a query's scores (3.1e-4 at max length 224, where BOS outweighs all 218 selected keys alike;
-// with the embeddings' mean exactly 0 the parts' error over tokens halves). Where the keys are
-// one-hots an MLP wrote by steps, each entry also carries its steps' pre-activations' rounding (a
-// step is on up to about n half-gaps from its threshold). The scores multiply both by G, a part's
-// half a selection's (about 20; width_match_score), and both grow with the maximum length n.
-// Measured (bench/split_width_errors.py over several seeds, test_split_widths.cpp, bench/RESULTS.md),
-// e over embeddings (the causal stable sort of tokens): 4.9e-6 at 16, 9.2e-6 at 64, 3.9e-5 at
-// 128, 4e-5 at 224, 3.6e-5 at 280; over an MLP's one-hots (most_freq): 2.3e-5 at 16, 4.1e-5 at
-// 64, 8.4e-5 at 80, 8e-5 at 86, 1.4e-4 at 96 and 2.1e-4 at 100. The compiler takes
-// e = 8e-6 + 4e-7 n over embeddings, as with a selection's G (at 128 the error did not halve:
-// 4.1e-5 before), and max(5e-5, 2.5e-5 + 2.5e-6 n) over one-hots, 1.3 times the largest or more,
-// and keeps a half-gap of five times e * 4u(1-u): every read stays on its side of every step.
+// every row it reads, up to n for a table over positions. Where the keys are one-hots an MLP
+// wrote by steps, each entry also carries its steps' rounding (a step's two units cancel to
+// float32's rounding of their pre-activation, over 2H: lower_internal.hpp). The scores multiply
+// both by G, a part's ln(n+1) + 8 (width_match_score).
+// Measured (bench/split_width_errors.py, 200 to 500 inputs a length; test_split_widths.cpp;
+// bench/RESULTS.md, "Tenth round"), e over embeddings (the causal stable sort of tokens): 4.4e-6
+// at 64, 1.1e-5 at 128, 2.2e-5 at 224, 5.1e-5 at 264, 5.4e-5 at 280 (6.1e-5 at 352); over an
+// MLP's one-hots (most_freq): at most 9.4e-6 to 48, then 1.1e-5 to 5.6e-5 up to 288 without a
+// trend, in spikes at single lengths (5.5e-5 at 80, 5.3e-5 at 128, 5.6e-5 at 216; 1.5e-4 at
+// 320). The compiler takes e = 8e-6 + 2.5e-7 n over embeddings and 8.5e-5 over one-hots, 1.3
+// times the largest measured or more up to the lengths they allow, and keeps a half-gap of five
+// times e * 4u(1-u): every read stays on its side of every step.
 //
 // The parts of a split width add up to at most the keys a query sees (joint_combinations), which
 // keeps the points few, and their scratch is nearly linear in w (scratch_level), which keeps sums
-// apart: most_freq's w1 + w2 projects up to max length 88, where 1/(w+1) stopped at 11, and the
-// causal stable sort of tokens up to 224, where it stopped at 28.
+// apart: most_freq's w1 + w2 projects up to max length 257, where 1/(w+1) stopped at 11, and the
+// causal stable sort of tokens up to 280, where it stopped at 28.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -146,7 +145,7 @@ double min_projected_half_gap(const Program& program, const Inference& inference
 
 double min_projected_half_gap(bool after_mlp, int max_len) {
   const double n = max_len;
-  return 5.0 * (after_mlp ? std::max(5e-5, 2.5e-5 + 2.5e-6 * n) : 8e-6 + 4e-7 * n);
+  return 5.0 * (after_mlp ? 8.5e-5 : 8e-6 + 2.5e-7 * n);
 }
 
 std::optional<ReadProjection> project_reads(const std::vector<ProjectedGroup>& groups, double min_half_gap) {

@@ -97,7 +97,7 @@ double scratch_level(const Node& width, int max_len, double w) {
 }
 
 double width_match_score(const Node& width, double selection_score) {
-  return width.disjoint_part_of >= 0 ? 0.5 * selection_score : selection_score;
+  return width.disjoint_part_of >= 0 ? 0.5 * selection_score - 8.0 : selection_score;
 }
 
 Program split_disjoint_widths(const Program& program, const Inference& inference) {

@@ -84,15 +84,16 @@ TEST_CASE("a fused table too large to list is split at the maps inside it") {
   CHECK(r.report.layers == 2);
 }
 
-TEST_CASE("the budget counts a table read through a sum as the lowering builds it: a stable sort at 256") {
-  // A stable sort's target `w1 + w2` is a lookup over its two widths' one-hots, 33,000 pairs at
-  // max length 256, which the MLP reads through their sum: 1,024 units. Counted a unit a pair, the
-  // budget estimated 221M parameters and refused; the model has 19.8M.
-  CompileOptions o = test_options(digits_1_to_4(), 256, Mode::Bidirectional);
+TEST_CASE("the budget counts a table read through a sum as the lowering builds it: a stable sort at 281") {
+  // A stable sort's target `w1 + w2`, from max length 281 (where its parts' weights no longer
+  // project onto one line: project_reads.cpp), is a lookup over its two widths' one-hots, 39,621
+  // pairs, which the next MLP reads through their sum: 1,124 units. Counted a unit a pair, the
+  // budget estimated 221M parameters already at 256 and refused; the model has 23.8M.
+  CompileOptions o = test_options(digits_1_to_4(), 281, Mode::Bidirectional);
   o.verify = false;
   REQUIRE(o.max_parameters == 200000000);
   CompileResult r = compile_program(stable_partition(), o);
   CHECK(r.report.layers == 3);
-  CHECK(r.report.parameters <= 20000000);
-  CHECK(r.model.config.n_inner <= 1100);
+  CHECK(r.report.parameters <= 24000000);
+  CHECK(r.model.config.n_inner <= 1130);
 }

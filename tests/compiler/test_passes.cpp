@@ -87,16 +87,17 @@ TEST_CASE("infer: a map of indices and of values shared by every position select
 
 TEST_CASE("lower: a lookup whose numeric inputs enter through a sum steps along the sum") {
   // The library's stable sort adds two selector widths (keys before, equal keys earlier). At max
-  // length 89 no line separates most_freq's width pairs by the float32 bound (project_reads.cpp),
-  // so the widths become one-hots and the next MLP adds them: a table over both would be 4,005
-  // units (a pair of widths summing to at most 88 each), steps along w1 + w2 are 2 per sum.
+  // length 258 no line separates most_freq's width pairs by the float32 bound (project_reads.cpp),
+  // so the widths become one-hots and the next MLP adds them: a table over both would be 33,411
+  // units (a pair of widths summing to at most 257 each), steps along w1 + w2 are 2 per sum. (At
+  // 53M parameters the model is verified by the long entry "most_freq (4 blocks)", not here.)
   ProgramFile f = load_program("most_freq");
-  CompileOptions o = test_options(header_vocabulary(f.header), 89, Mode::Bidirectional, 20);
+  CompileOptions o = test_options(header_vocabulary(f.header), 258, Mode::Bidirectional);
+  o.verify = false;
   CompileResult r = compile_program(f.program, o);
-  INFO(r.report.first_mismatch);
-  CHECK(r.report.mismatches == 0);
   REQUIRE(r.report.layers == 4);
-  CHECK(model_summary(r.model)["layers"][2]["mlp"]["units"].size() == 2 * 89);
+  // The units writing something: the summary's count, without its (slow, at 53M) head matrices.
+  CHECK(without_zero_lines(mlp_out_matrix(r.model, 2)).rows.size() == 2 * 258);
 }
 
 TEST_CASE("lower: two selector widths of one block are read along one line") {

@@ -63,9 +63,9 @@ double largest_part_error(const std::string& name, Mode mode, int n, int block) 
 
 }  // namespace
 
-TEST_CASE("most_freq's sort target is read along one line through its parts: RASP's 3 blocks from max length 8 to 88") {
+TEST_CASE("most_freq's sort target is read along one line through its parts: RASP's 3 blocks from max length 8 to 257") {
   ProgramFile m = load_program("most_freq");
-  for (auto [max_len, blocks] : {std::pair{8, 3}, std::pair{24, 3}, std::pair{88, 3}, std::pair{89, 4}}) {
+  for (auto [max_len, blocks] : {std::pair{8, 3}, std::pair{24, 3}, std::pair{257, 3}, std::pair{258, 4}}) {
     CompileOptions o = test_options(header_vocabulary(m.header), max_len, Mode::Bidirectional);
     o.verify = max_len <= 24;
     o.dump_after = "schedule";
@@ -73,9 +73,9 @@ TEST_CASE("most_freq's sort target is read along one line through its parts: RAS
     INFO("most_freq at max length " << max_len << ": " << r.report.first_mismatch);
     CHECK(r.report.mismatches == 0);
     CHECK(r.report.layers == blocks);
-    // The parts' heads hold w/(w+Z); beyond 88 the half-gap (about 7/(16Z), 7/(64n^2)) falls
-    // below five times the error the parts' reads may carry (about (2.5e-5 + 2.5e-6 n)/n), and
-    // each part is made a one-hot first.
+    // The parts' heads hold w/(w+Z); beyond 257 the half-gap (about 7/(16Z), 7/(64n^2)) falls
+    // below five times the error the parts' reads may carry (about 8.5e-5/n), and each part is
+    // made a one-hot first.
     if (blocks == 3)
       CHECK_THAT(r.dump, Catch::Contains("(selector_width#18_1 as w/(w+Z), selector_width#18_2 as w/(w+Z)) projected"));
     else
@@ -95,7 +95,7 @@ TEST_CASE("a split width's parts hold their keys' weight within the error the li
     int n, block;
     bool after_mlp;
   };
-  for (const Case& c : {Case{"most_freq", Mode::Bidirectional, 88, 2, true}, Case{"sort", Mode::Causal, 224, 1, false}}) {
+  for (const Case& c : {Case{"most_freq", Mode::Bidirectional, 128, 2, true}, Case{"sort", Mode::Causal, 224, 1, false}}) {
     const double u = 1.0 / (4.0 * c.n + 1.0);
     const double allowed = compiler::min_projected_half_gap(c.after_mlp, c.n) / 5.0 * 4.0 * u * (1.0 - u);
     const double largest = largest_part_error(c.name, c.mode, c.n, c.block);
@@ -104,11 +104,11 @@ TEST_CASE("a split width's parts hold their keys' weight within the error the li
   }
 }
 
-TEST_CASE("a split width's part weighs a key that misses its comparison e^-G of a selected one, with half a selection's G") {
+TEST_CASE("a split width's part weighs a key that misses its comparison e^-G of a selected one, with G = ln(n+1) + 8") {
   // most_freq at 16 on `aabbbc`: keys a -2, a +2, b -3, b +3, b +3, c -1 (a first occurrence sorts
   // by minus its frequency, a repeat after all of them). The query at c (-1) selects the keys below
   // it, at 1 and 3. Block 1's frequency head is a selection: its G is 2 (ln 17 + 16); block 2's
-  // first head is the first part of the sort's target width (keys below), with half of it.
+  // first head is the first part of the sort's target width (keys below), with ln 17 + 8.
   ProgramFile m = load_program("most_freq");
   CompileOptions o = test_options(header_vocabulary(m.header), 16, Mode::Bidirectional);
   o.verify = false;
@@ -129,5 +129,5 @@ TEST_CASE("a split width's part weighs a key that misses its comparison e^-G of 
   CHECK(std::log(weight(0, 0, 1, 3) / weight(0, 0, 1, 2)) == Approx(-selection_G).margin(1e-3));
   // The part: the query at c selects the keys at 1 and 3 (-2, -3); the repeat at 2 (+2) misses.
   CHECK(weight(1, 0, 6, 1) == Approx(weight(1, 0, 6, 3)).epsilon(1e-4));
-  CHECK(std::log(weight(1, 0, 6, 2) / weight(1, 0, 6, 1)) == Approx(-selection_G / 2.0).margin(1e-3));
+  CHECK(std::log(weight(1, 0, 6, 2) / weight(1, 0, 6, 1)) == Approx(-(std::log(17.0) + 8.0)).margin(1e-3));
 }

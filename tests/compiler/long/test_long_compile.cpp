@@ -203,17 +203,25 @@ RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "shuffle_dyck", Mode::Bidirecti
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "sort_unique", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "most_freq", Mode::Bidirectional, 256)
 // A stable sort's target read along one line through its split width's parts, at the longest
-// length where the compiler does so (test_split_widths.cpp): most_freq at 88, RASP's 3 blocks, and
-// the stable sort of tokens, causal (bidirectionally it is a counting sort), at 224, RASP's 2.
+// length where the compiler does so (test_split_widths.cpp): most_freq at 257, RASP's 3 blocks
+// (below that, the entries at 256 above), and the stable sort of tokens, causal (bidirectionally
+// it is a counting sort), at 280, RASP's 2; and most_freq one length beyond, where each part is
+// made a one-hot first and the sum waits for the next block (4 blocks).
 #define RASPC_ONE_LINE_CASE(name, program, mode, max_len, first, last)                                   \
   TEST_CASE(name " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
     check_at_length(program, mode, max_len, first, last);                                              \
   }
-RASPC_LENGTHS_UP_TO_64(RASPC_ONE_LINE_CASE, "most_freq (3 blocks)", "most_freq", Mode::Bidirectional, 88)
-RASPC_ONE_LINE_CASE("most_freq (3 blocks)", "most_freq", Mode::Bidirectional, 88, 88, 88)
-RASPC_LENGTHS_UP_TO_64(RASPC_ONE_LINE_CASE, "sort, causal (2 blocks)", "sort", Mode::Causal, 224)
-RASPC_ONE_LINE_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 224, 128, 128)
-RASPC_ONE_LINE_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 224, 224, 224)
+#define RASPC_ONE_LINE_LARGE_CASE(name, program, mode, max_len, first, last)                                  \
+  TEST_CASE(name " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last       \
+            ", verification forward") {                                                                      \
+    check_at_length(program, mode, max_len, first, last, Forward::Verification);                            \
+  }
+RASPC_ONE_LINE_LARGE_CASE("most_freq (3 blocks)", "most_freq", Mode::Bidirectional, 257, 257, 257)
+RASPC_ONE_LINE_LARGE_CASE("most_freq (4 blocks)", "most_freq", Mode::Bidirectional, 258, 258, 258)
+RASPC_LENGTHS_UP_TO_64(RASPC_ONE_LINE_CASE, "sort, causal (2 blocks)", "sort", Mode::Causal, 280)
+RASPC_ONE_LINE_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 128, 128)
+RASPC_ONE_LINE_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 256, 256)
+RASPC_ONE_LINE_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 280, 280)
 RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "shuffle_dyck2", Mode::Bidirectional, 256)
 RASPC_LENGTHS_UP_TO_64(RASPC_LARGE_MODEL_CASE, "dyck2", Mode::Causal, 64)
 RASPC_LENGTHS_UP_TO_64(RASPC_LARGE_MODEL_CASE, "dyck3", Mode::Causal, 64)
@@ -224,8 +232,8 @@ RASPC_LONG_CONTEXT_UP_TO_1024("hist", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("length", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("dyck1", Mode::Causal)
 // sort is a counting sort (35,172 parameters at 1,024). A stable sort of values that are not a
-// function of the key keeps the position tie break and its target w1 + w2: at 256 that is 19.8M
-// parameters (at 1,024 its widths' pairs are more than a lookup may list).
+// function of the key keeps the position tie break and its target w1 + w2: at 256 that is 3.5M
+// parameters in RASP's 2 blocks (at 1,024 its widths' pairs are more than a lookup may list).
 RASPC_LONG_CONTEXT_UP_TO_1024("sort", Mode::Bidirectional)
 #define RASPC_STABLE_PARTITION_CASE(max_len, first, last)                                                          \
   TEST_CASE("stable partition at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
