@@ -36,19 +36,28 @@ def half_gap(n, z):
     return (z - t * t / 2 - t / 2) / ((t + 1 + z) * (t / 2 + z)) / 2
 
 
-def normalise(x, weights, name, dtype):
+def block_weights(weights, layer, dtype):
+    """Block `layer`'s tensors in dtype, and the prefix of their names."""
+    h = f"transformer.h.{layer}."
+    return {k: v.astype(dtype) for k, v in weights.items() if k.startswith(h)}, h
+
+
+def normalise(x, weights, name, dtype, config):
+    """LayerNorm `name` where the model has LayerNorm, else x itself."""
+    if not config["layer_norm"]:
+        return x
     mean = x.mean(-1, keepdims=True)
     var = ((x - mean) ** 2).mean(-1, keepdims=True)
     return (x - mean) / np.sqrt(var + dtype(1e-5)) * weights[name + ".weight"] + weights[name + ".bias"]
 
 
-def attention_block(x, weights, layer, n_head, causal, dtype):
+def attention_block(x, weights, layer, config, causal, dtype):
     """x plus block `layer`'s attention, in dtype: (T, C) -> (T, C)."""
-    w = {k: v.astype(dtype) for k, v in weights.items() if k.startswith(f"transformer.h.{layer}.")}
-    h = f"transformer.h.{layer}."
+    w, h = block_weights(weights, layer, dtype)
     x = x.astype(dtype)
-    qkv = normalise(x, w, h + "ln_1", dtype) @ w[h + "attn.c_attn.weight"] + w[h + "attn.c_attn.bias"]
+    qkv = normalise(x, w, h + "ln_1", dtype, config) @ w[h + "attn.c_attn.weight"] + w[h + "attn.c_attn.bias"]
     T, C = x.shape
+    n_head = config["n_head"]
     d = C // n_head
     out = np.zeros((T, C), dtype)
     for i in range(n_head):
@@ -61,10 +70,9 @@ def attention_block(x, weights, layer, n_head, causal, dtype):
     return x + out @ w[h + "attn.c_proj.weight"] + w[h + "attn.c_proj.bias"]
 
 
-def mlp_block(x, weights, layer, dtype):
-    w = {k: v.astype(dtype) for k, v in weights.items() if k.startswith(f"transformer.h.{layer}.")}
-    h = f"transformer.h.{layer}."
-    z = normalise(x, w, h + "ln_2", dtype) @ w[h + "mlp.c_fc.weight"] + w[h + "mlp.c_fc.bias"]
+def mlp_block(x, weights, layer, config, dtype):
+    w, h = block_weights(weights, layer, dtype)
+    z = normalise(x, w, h + "ln_2", dtype, config) @ w[h + "mlp.c_fc.weight"] + w[h + "mlp.c_fc.bias"]
     g = 0.5 * z * (1 + np.tanh(dtype(np.sqrt(2 / np.pi)) * (z + dtype(0.044715) * z ** 3)))
     return x + g @ w[h + "mlp.c_proj.weight"] + w[h + "mlp.c_proj.bias"]
 
@@ -73,7 +81,8 @@ def stream_before(model, weights, ids, stage, causal, dtype):
     """The residual stream before the attention that makes `stage`, computed in dtype."""
     x = (weights["transformer.wte.weight"][ids] + weights["transformer.wpe.weight"][:len(ids)]).astype(dtype)
     for layer in range(stage // 2):
-        x = mlp_block(attention_block(x, weights, layer, model.config["n_head"], causal, dtype), weights, layer, dtype)
+        x = mlp_block(attention_block(x, weights, layer, model.config, causal, dtype), weights, layer, model.config,
+                      dtype)
     return x
 
 
@@ -89,7 +98,7 @@ def measure(program, n, causal, layer_norm, inputs, seed, sources):
     stage = next(s for s in range(1, 2 * model.config["n_layer"] + 1, 2)
                  if model.forward(list(program.vocab)[:1] * 2).residual[s][:, parts].any())
     weights = {k: np.asarray(v) for k, v in model.weights.items()} if sources else {}
-    n_head, layer = model.config["n_head"], stage // 2
+    config, layer = model.config, stage // 2
     symbols = [str(v) for v in program.vocab]
     z = 4.0 * n * n
     rng = np.random.default_rng(seed)
@@ -109,10 +118,10 @@ def measure(program, n, causal, layer_norm, inputs, seed, sources):
             continue
         ids = [model.vocab.index(t) for t in result.tokens]
         exact = stream_before(model, weights, ids, stage, causal, np.float64)
-        record("float64", attention_block(exact, weights, layer, n_head, causal, np.float64)[1:, parts])
+        record("float64", attention_block(exact, weights, layer, config, causal, np.float64)[1:, parts])
         record("head in float64", attention_block(result.residual[stage - 1].astype(np.float64), weights, layer,
-                                                  n_head, causal, np.float64)[1:, parts])
-        record("head in float32", attention_block(exact.astype(np.float32), weights, layer, n_head, causal,
+                                                  config, causal, np.float64)[1:, parts])
+        record("head in float32", attention_block(exact.astype(np.float32), weights, layer, config, causal,
                                                   np.float32)[1:, parts].astype(np.float64))
     top = n / (n + z)
     return {name: e / (4 * top * (1 - top)) for name, e in largest.items()}, half_gap(n, z) / largest["float32"], \

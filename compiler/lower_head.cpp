@@ -11,8 +11,8 @@
 // Two more Q/K dimensions handle BOS. As a key, BOS scores exactly B for every query: (m-1/2)*G
 // for an aggregate (it wins only when nothing is selected: the default) and m*G for a
 // selector_width (it counts as one more match, so its weight is 1/(w+1)), m*G + ln Z for a split
-// width's part (it counts as Z matches, scratch_level; its G is half a selection's,
-// width_match_score). As a query, BOS sees only itself. Its value is corrected to the default
+// width's part (it counts as Z matches, scratch_level; its G is ln(n+1) + 8, less than half a
+// selection's: width_match_score). As a query, BOS sees only itself. Its value is corrected to the default
 // (aggregate) or 1 (selector_width; a part's value is 1 at every other position and 0 at BOS, the
 // selected keys' weight).
 #include <algorithm>

@@ -184,19 +184,23 @@ void check_at_length(const std::string& name, Mode mode, int max_len, int first,
   CASE(__VA_ARGS__, 512, 512)                \
   CASE(__VA_ARGS__, 1024, 1024)
 
-#define RASPC_LONG_CONTEXT_CASE(program, mode, max_len, first, last)                                   \
-  TEST_CASE(program " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
+// One entry: the program `program` (a name of programs/) checked at max length max_len, its test
+// named `name` (and ", verification forward" where it runs on that forward).
+#define RASPC_NAMED_CASE(name, program, mode, max_len, first, last)                                      \
+  TEST_CASE(name " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
     check_at_length(program, mode, max_len, first, last);                                              \
   }
+#define RASPC_NAMED_LARGE_MODEL_CASE(name, program, mode, max_len, first, last)                          \
+  TEST_CASE(name " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last  \
+            ", verification forward") {                                                                \
+    check_at_length(program, mode, max_len, first, last, Forward::Verification);                      \
+  }
+#define RASPC_LONG_CONTEXT_CASE(program, ...) RASPC_NAMED_CASE(program, program, __VA_ARGS__)
 #define RASPC_LONG_CONTEXT_UP_TO_1024(program, mode) \
   RASPC_LENGTHS_UP_TO_1024(RASPC_LONG_CONTEXT_CASE, program, mode, 1024)
 // The programs whose models at their longest length have tens of millions of parameters, on the
 // verification's forward: each at the longest of 64, 256 and 1,024 it compiles at within the budget.
-#define RASPC_LARGE_MODEL_CASE(program, mode, max_len, first, last)                                        \
-  TEST_CASE(program " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last  \
-            ", verification forward") {                                                                    \
-    check_at_length(program, mode, max_len, first, last, Forward::Verification);                          \
-  }
+#define RASPC_LARGE_MODEL_CASE(program, ...) RASPC_NAMED_LARGE_MODEL_CASE(program, program, __VA_ARGS__)
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "count_less_freq", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "double_hist", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "shuffle_dyck", Mode::Bidirectional, 1024)
@@ -207,21 +211,12 @@ RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "most_freq", Mode::Bidirectional
 // (below that, the entries at 256 above), and the stable sort of tokens, causal (bidirectionally
 // it is a counting sort), at 280, RASP's 2; and most_freq one length beyond, where each part is
 // made a one-hot first and the sum waits for the next block (4 blocks).
-#define RASPC_ONE_LINE_CASE(name, program, mode, max_len, first, last)                                   \
-  TEST_CASE(name " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
-    check_at_length(program, mode, max_len, first, last);                                              \
-  }
-#define RASPC_ONE_LINE_LARGE_CASE(name, program, mode, max_len, first, last)                                  \
-  TEST_CASE(name " at max length " #max_len ": 1000 random inputs of each length " #first " to " #last       \
-            ", verification forward") {                                                                      \
-    check_at_length(program, mode, max_len, first, last, Forward::Verification);                            \
-  }
-RASPC_ONE_LINE_LARGE_CASE("most_freq (3 blocks)", "most_freq", Mode::Bidirectional, 257, 257, 257)
-RASPC_ONE_LINE_LARGE_CASE("most_freq (4 blocks)", "most_freq", Mode::Bidirectional, 258, 258, 258)
-RASPC_LENGTHS_UP_TO_64(RASPC_ONE_LINE_CASE, "sort, causal (2 blocks)", "sort", Mode::Causal, 280)
-RASPC_ONE_LINE_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 128, 128)
-RASPC_ONE_LINE_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 256, 256)
-RASPC_ONE_LINE_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 280, 280)
+RASPC_NAMED_LARGE_MODEL_CASE("most_freq (3 blocks)", "most_freq", Mode::Bidirectional, 257, 257, 257)
+RASPC_NAMED_LARGE_MODEL_CASE("most_freq (4 blocks)", "most_freq", Mode::Bidirectional, 258, 258, 258)
+RASPC_LENGTHS_UP_TO_64(RASPC_NAMED_CASE, "sort, causal (2 blocks)", "sort", Mode::Causal, 280)
+RASPC_NAMED_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 128, 128)
+RASPC_NAMED_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 256, 256)
+RASPC_NAMED_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 280, 280)
 RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "shuffle_dyck2", Mode::Bidirectional, 256)
 RASPC_LENGTHS_UP_TO_64(RASPC_LARGE_MODEL_CASE, "dyck2", Mode::Causal, 64)
 RASPC_LENGTHS_UP_TO_64(RASPC_LARGE_MODEL_CASE, "dyck3", Mode::Causal, 64)
