@@ -24,25 +24,17 @@ bool numeric_value(const Value& v, Rational& out) {
   return false;
 }
 
-// Exact sums and quotients for the value sets of means; nullopt-style `ok` on overflow.
+// Exact sums for the value sets of means; false where the sum is too large to hold.
 bool add_rational(const Rational& a, const Rational& b, Rational& out) {
-  __int128 num = __int128(a.num) * b.den + __int128(b.num) * a.den;
-  __int128 den = __int128(a.den) * b.den;
-  __int128 x = num < 0 ? -num : num, y = den;
-  while (y != 0) { __int128 t = x % y; x = y; y = t; }
-  if (x > 1) num /= x, den /= x;
-  if (num > INT64_MAX || num < -INT64_MAX || den > INT64_MAX) return false;
-  out = {int64_t(num), int64_t(den)};
+  try {
+    out = a + b;
+  } catch (const RationalTooLarge&) {
+    return false;
+  }
   return true;
 }
 
-Rational divide_by(const Rational& a, int64_t k) {
-  __int128 num = a.num, den = __int128(a.den) * k;
-  __int128 x = num < 0 ? -num : num, y = den;
-  while (y != 0) { __int128 t = x % y; x = y; y = t; }
-  if (x > 1) num /= x, den /= x;
-  return {int64_t(num), int64_t(den)};
-}
+Rational divide_by(const Rational& a, int64_t k) { return a / Rational::integer(k); }
 
 std::vector<Value> sorted_unique(std::vector<Value> values) {
   std::sort(values.begin(), values.end(), ValueLess{});
@@ -540,7 +532,7 @@ class Inferrer {
       for (size_t mask = 0; mask < (size_t(1) << std::min<size_t>(support.size(), 12)); ++mask) {
         for (size_t i = 0; i < support.size(); ++i) {
           double b = (mask >> i) & 1 ? info(support[i]).hi : info(support[i]).lo;
-          corner[i] = Value::of_number(divide_by({int64_t(std::llround(b * 1000000)), 1}, 1000000));
+          corner[i] = Value::of_number(divide_by(Rational::integer(std::llround(b * 1000000)), 1000000));
         }
         Value v;
         Rational q;
@@ -637,9 +629,7 @@ class Inferrer {
       numeric_value(v, q);
       base.push_back(q);
     }
-    auto less = [](const Rational& a, const Rational& b) {
-      return __int128(a.num) * b.den < __int128(b.num) * a.den;
-    };
+    auto less = [](const Rational& a, const Rational& b) { return compare(a, b) < 0; };
     std::set<Rational, decltype(less)> sums(base.begin(), base.end(), less);
     std::vector<std::vector<Value>> means_of(size_t(options_.max_len) + 1);  // by the number of keys averaged
     means_of[0] = {node.default_value};

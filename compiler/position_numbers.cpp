@@ -278,8 +278,9 @@ class Planner {
   bool affine_form(NodeId side, AffineForm& form) const {
     const Node& node = program_.node(side);
     if (node.kind == NodeKind::Constant) {
-      if (!node.constant.is_number() || !node.constant.number.is_integer()) return false;
-      form = {0, 0, node.constant.number.num};
+      int64_t c = 0;
+      if (!node.constant.is_number() || !node.constant.number.to_int64(c)) return false;
+      form = {0, 0, c};
       return true;
     }
     if (node.annotation != Encoding::Unspecified) return false;
@@ -298,9 +299,7 @@ class Planner {
       Value v;
       if (support.size() == 1 && support[0] == side) v = values[0];
       else if (!evaluate_fused(program_, side, support, values, v)) return false;
-      if (!v.is_number() || !v.number.is_integer()) return false;
-      value = v.number.num;
-      return true;
+      return v.is_number() && v.number.to_int64(value);
     };
     int64_t f01 = 0, f02 = 0, f12 = 0;
     if (!at(0, 1, f01)) return false;
@@ -376,8 +375,7 @@ class Planner {
     if (node.kind == NodeKind::Elementwise) {
       auto integer = [&](NodeId in, int64_t& c) {
         const Node& n = program_.node(in);
-        if (n.kind != NodeKind::Constant || !n.constant.is_number() || !n.constant.number.is_integer()) return false;
-        c = n.constant.number.num;
+        if (n.kind != NodeKind::Constant || !n.constant.is_number() || !n.constant.number.to_int64(c)) return false;
         return std::llabs(c) <= kLinearReach;
       };
       int64_t c = 0;

@@ -10,7 +10,7 @@ namespace raspc::compiler {
 
 std::string value_key(const Value& v) {
   switch (v.kind) {
-    case ValueKind::Number: return "n" + std::to_string(v.number.num) + "/" + std::to_string(v.number.den);
+    case ValueKind::Number: return "n" + v.number.to_string();
     case ValueKind::Bool: return v.boolean ? "T" : "F";
     case ValueKind::String: return "s" + std::to_string(v.string().size()) + ":" + v.string();
   }

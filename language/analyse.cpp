@@ -17,6 +17,7 @@ void append_value(std::vector<int64_t>& key, const Value& v) {
   key.push_back(int64_t(v.kind));
   switch (v.kind) {
     case ValueKind::Number:
+      // A big number's num is its index in the table of interned values: one key a value still.
       key.push_back(v.number.num);
       key.push_back(v.number.den);
       break;

@@ -289,7 +289,8 @@ CValue Evaluator::call_builtin(Builtin b, const Expr& call_expr, std::vector<CVa
   };
   auto integer = [&](size_t i) -> int64_t {
     const CValue& v = args[i];
-    if (v.is_atom() && v.atom.is_number() && v.atom.number.is_integer()) return v.atom.number.num;
+    int64_t small = 0;
+    if (v.is_atom() && v.atom.is_number() && v.atom.number.to_int64(small)) return small;
     if (v.is_atom() && v.atom.is_bool()) return v.atom.boolean;
     fail(arg_span(i), "`" + name + "` needs integer arguments, not " +
                           (v.is_atom() ? to_source(v.atom) : describe(v)));

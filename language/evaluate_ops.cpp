@@ -63,7 +63,7 @@ NodeId Evaluator::add_node(Node node) {
   auto value_key = [](const Value& v) {
     std::string text(1, "nbs"[int(v.kind)]);
     switch (v.kind) {
-      case ValueKind::Number: text += std::to_string(v.number.num) + "/" + std::to_string(v.number.den); break;
+      case ValueKind::Number: text += v.number.to_string(); break;
       case ValueKind::Bool: text += v.boolean ? "1" : "0"; break;
       case ValueKind::String: text += std::to_string(v.string_id); break;
     }
@@ -390,8 +390,11 @@ CValue Evaluator::index(const Expr& e, Env* env) {
     Value v = position.atom;
     int64_t i;
     if (v.is_bool()) i = v.boolean;
-    else if (v.is_number() && v.number.is_integer()) i = v.number.num;
-    else fail(index_span, "an index must be an integer, not " + (v.is_number() ? to_display(v) : describe(position)));
+    else if (v.is_number() && v.number.is_integer()) {
+      if (!v.number.to_int64(i)) fail(index_span, "index " + to_display(v) + " is out of range for " + describe(indexed));
+    } else {
+      fail(index_span, "an index must be an integer, not " + (v.is_number() ? to_display(v) : describe(position)));
+    }
     int64_t n = int64_t(size);
     if (i < -n || i >= n)
       fail(index_span, "index " + std::to_string(i) + " is out of range for " + describe(indexed) + " of length " +
@@ -404,7 +407,9 @@ CValue Evaluator::index(const Expr& e, Env* env) {
     Value v = position.atom;
     if (!(v.is_number() && v.number.is_integer()) && !v.is_bool())
       fail(index_span, "an index must be an integer, not " + to_source(v));
-    int64_t i = v.is_bool() ? v.boolean : v.number.num;
+    int64_t i = v.boolean;
+    if (!v.is_bool() && !v.number.to_int64(i))
+      fail(index_span, "index " + to_display(v) + " is out of range: no input is that long");
     // sop[i] reads position i everywhere: aggregate(select(indices, i, ==), sop); a negative i
     // counts from the end, so it reads position length + i.
     NodeId target;

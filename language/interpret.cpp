@@ -12,6 +12,7 @@ namespace raspc {
 
 namespace {
 
+// A number already reduced and in the small form (den >= 1, num != INT64_MIN).
 Value number_value(int64_t num, int64_t den) {
   Value v;
   v.kind = ValueKind::Number;
@@ -39,7 +40,8 @@ inline bool compare_integers(Integer key, Integer query) {
 // The comparison is a template argument so the inner loop carries no switch.
 template <Comparison kCmp>
 inline bool compare_values(const Value& key, const Value& query, const Span& where) {
-  if (key.kind == ValueKind::Number && query.kind == ValueKind::Number) {
+  if (key.kind == ValueKind::Number && query.kind == ValueKind::Number && !key.number.is_big() &&
+      !query.number.is_big()) {
     // Both denominators are positive, so cross-multiplying keeps the order; __int128 cannot overflow.
     // Integers (the common case: tokens, indices, widths) need no multiplication.
     const bool integers = (key.number.den | query.number.den) == 1;
@@ -323,7 +325,9 @@ void Interpreter::evaluate_aggregate(const Node& node, std::vector<Value>& out, 
   }
 }
 
-// The exact mean of the selected values (numbers, and bools as 0/1), as a reduced rational.
+// The exact mean of the selected values (numbers, and bools as 0/1), as a reduced rational. The
+// sum runs in __int128 while the values are small rationals and the partial sums fit it; past
+// that (or on a big value), it starts again in exact rationals of any size.
 Value Interpreter::mean_of_selected(const Node& node, const uint8_t* row, const std::vector<Value>& values,
                                     int n, int selected, int q) const {
   __int128 num = 0;
@@ -334,11 +338,12 @@ Value Interpreter::mean_of_selected(const Node& node, const uint8_t* row, const 
     if (v.kind == ValueKind::String) fail_mean_of_strings(node, row, values, n, selected, q);
     const int64_t v_num = v.kind == ValueKind::Bool ? int64_t(v.boolean) : v.number.num;
     const int64_t v_den = v.kind == ValueKind::Bool ? 1 : v.number.den;
+    if (v_den == 0) return exact_mean(node, row, values, n, selected, q);  // a big value
     if (v_den == den) {
       num += v_num;  // at most n * 2^63 in magnitude: no overflow
     } else {
       // Cross-multiplying needs both partial terms below 2^63 in magnitude to stay inside __int128.
-      if (num > kInt64Max || num < -kInt64Max || den > kInt64Max) fail_mean_overflow(node, q);
+      if (num > kInt64Max || num < -kInt64Max || den > kInt64Max) return exact_mean(node, row, values, n, selected, q);
       num = num * v_den + __int128(v_num) * den;
       den *= v_den;
       __int128 g = gcd128(num, den);
@@ -348,20 +353,32 @@ Value Interpreter::mean_of_selected(const Node& node, const uint8_t* row, const 
       }
     }
   }
+  if (den > kInt64Max) return exact_mean(node, row, values, n, selected, q);
   den *= selected;
   __int128 g = gcd128(num, den);
   if (g > 1) {
     num /= g;
     den /= g;
   }
-  if (num > kInt64Max || num < -kInt64Max || den > kInt64Max) fail_mean_overflow(node, q);
+  if (num > kInt64Max || num < -kInt64Max || den > kInt64Max) return exact_mean(node, row, values, n, selected, q);
   return number_value(int64_t(num), int64_t(den));
 }
 
-void Interpreter::fail_mean_overflow(const Node& node, int q) const {
-  throw UndefinedOnInput(format_error(node.span, "the mean at position " + std::to_string(q) +
-                                                     " does not fit in a 64-bit rational; use smaller numbers"),
-                         q);
+Value Interpreter::exact_mean(const Node& node, const uint8_t* row, const std::vector<Value>& values, int n,
+                              int selected, int q) const {
+  try {
+    Rational sum = Rational::integer(0);
+    for (int k = 0; k < n; ++k) {
+      if (!row[k]) continue;
+      const Value& v = values[size_t(k)];
+      if (v.kind == ValueKind::String) fail_mean_of_strings(node, row, values, n, selected, q);
+      sum = sum + (v.kind == ValueKind::Bool ? Rational::integer(v.boolean) : v.number);
+    }
+    return Value::of_number(sum / Rational::integer(selected));
+  } catch (const RationalTooLarge& error) {
+    throw UndefinedOnInput(format_error(node.span, "the mean at position " + std::to_string(q) + ": " + error.what()),
+                           q);
+  }
 }
 
 void Interpreter::fail_mean_of_strings(const Node& node, const uint8_t* row, const std::vector<Value>& values,

@@ -49,7 +49,8 @@ class Interpreter {
   void evaluate_aggregate(const Node& node, std::vector<Value>& out, int n);
   Value mean_of_selected(const Node& node, const uint8_t* row, const std::vector<Value>& values, int n,
                          int selected, int q) const;
-  [[noreturn]] void fail_mean_overflow(const Node& node, int q) const;
+  Value exact_mean(const Node& node, const uint8_t* row, const std::vector<Value>& values, int n, int selected,
+                   int q) const;
   [[noreturn]] void fail_mean_of_strings(const Node& node, const uint8_t* row, const std::vector<Value>& values,
                                          int n, int selected, int q) const;
 };

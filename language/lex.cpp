@@ -29,27 +29,21 @@ Span span_of(const std::shared_ptr<const SourceFile>& file, size_t begin, size_t
   return s;
 }
 
-// Digits as an exact rational: "12" is 12, "1.25" is 5/4. Too many digits is an error.
+// Digits as an exact rational of any size: "12" is 12, "1.25" is 5/4.
 Rational parse_number(const std::string& text, const Span& where) {
-  __int128 num = 0, den = 1;
+  std::string digits;
+  std::string denominator = "1";
   bool after_point = false;
   for (char c : text) {
     if (c == '.') {
       after_point = true;
       continue;
     }
-    num = num * 10 + (c - '0');
-    if (after_point) den *= 10;
-    if (num > INT64_MAX || den > INT64_MAX) fail_at(where, "this number does not fit in 64 bits");
+    digits += c;
+    if (after_point) denominator += '0';
   }
-  __int128 a = num, b = den;
-  while (b != 0) {
-    __int128 t = a % b;
-    a = b;
-    b = t;
-  }
-  if (a > 1) num /= a, den /= a;
-  return {int64_t(num), int64_t(den)};
+  if (digits.size() > 10000) fail_at(where, "this number has more than 10,000 digits");
+  return Rational::of_decimal(digits, denominator);
 }
 
 }  // namespace

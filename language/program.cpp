@@ -33,20 +33,14 @@ std::string Program::label(NodeId id) const {
 
 namespace {
 
-// Exact rational arithmetic; every result is reduced and checked to fit int64.
-Rational make_rational(__int128 num, __int128 den, const Span& where) {
-  if (den == 1 && num <= INT64_MAX && num >= -INT64_MAX) return {int64_t(num), 1};  // the common case
-  if (den < 0) num = -num, den = -den;
-  __int128 a = num < 0 ? -num : num, b = den;
-  while (b != 0) {
-    __int128 t = a % b;
-    a = b;
-    b = t;
+// Runs exact arithmetic, turning a result too large to hold into a UserError at `where`.
+template <class Body>
+Rational exactly(const Span& where, Body&& body) {
+  try {
+    return body();
+  } catch (const RationalTooLarge& error) {
+    fail_at(where, error.what());
   }
-  if (a > 1) num /= a, den /= a;
-  if (num > INT64_MAX || num < -INT64_MAX || den > INT64_MAX)
-    fail_at(where, "the value of this expression overflows 64-bit integers");
-  return {int64_t(num), int64_t(den)};
 }
 
 const char* kind_name(const Value& v) {
@@ -67,7 +61,7 @@ bool numeric(const Value& v, Rational& out) {
 
 bool truthy(const Value& v) {
   switch (v.kind) {
-    case ValueKind::Number: return v.number.num != 0;
+    case ValueKind::Number: return !v.number.is_zero();
     case ValueKind::Bool: return v.boolean;
     case ValueKind::String: return !v.string().empty();
   }
@@ -78,45 +72,26 @@ bool truthy(const Value& v) {
   fail_at(where, std::string("cannot ") + verb + " " + kind_name(a) + " " + joiner + " " + kind_name(b));
 }
 
-int64_t floor_div(__int128 num, __int128 den) {  // den > 0
-  __int128 q = num / den;
-  if ((num % den != 0) && (num < 0)) --q;
-  return int64_t(q);
-}
-
-Rational round_half_even(const Rational& q) {
-  __int128 floor = floor_div(q.num, q.den);
-  __int128 twice_remainder = 2 * (__int128(q.num) - floor * q.den);  // in [0, 2*den)
-  __int128 result = floor;
-  if (twice_remainder > q.den || (twice_remainder == q.den && (floor % 2 != 0))) result = floor + 1;
-  return Rational::integer(int64_t(result));
-}
-
 Rational power(const Rational& base, const Rational& exponent, const Span& where) {
+  int64_t e = 0;
   if (!exponent.is_integer())
     fail_at(where, "cannot raise a number to a fractional power exactly; use an integer exponent");
-  int64_t e = exponent.num;
-  if (base.num == 0 && e < 0) fail_at(where, "cannot raise zero to a negative power (division by zero)");
-  Rational b = base;
-  if (e < 0) {
-    b = make_rational(b.den, b.num, where);
-    e = -e;
+  if (base.is_zero() && exponent.sign() < 0) fail_at(where, "cannot raise zero to a negative power (division by zero)");
+  if (!exponent.to_int64(e)) {
+    // An exponent beyond int64: only 0, 1 and -1 have a power that can be held.
+    if (base.is_zero() || base == Rational::integer(1)) return base;
+    if (base == Rational::integer(-1)) {
+      const std::string digits = exponent.numerator();
+      return Rational::integer((digits.back() - '0') % 2 == 0 ? 1 : -1);
+    }
+    fail_at(where, RationalTooLarge().what());
   }
-  if (b.num == 0 || b == Rational::integer(1)) return e == 0 ? Rational::integer(1) : b;
-  if (b == Rational::integer(-1)) return Rational::integer(e % 2 == 0 ? 1 : -1);
-  if (e > 126) fail_at(where, "the value of this expression overflows 64-bit integers");
-  Rational result = Rational::integer(1);
-  for (int64_t i = 0; i < e; ++i)
-    result = make_rational(__int128(result.num) * b.num, __int128(result.den) * b.den, where);
-  return result;
+  return exactly(where, [&] { return raspc::power(base, e); });
 }
 
 int compare_ordered(const Value& a, const Value& b, const Span& where) {
   Rational x, y;
-  if (numeric(a, x) && numeric(b, y)) {
-    __int128 l = __int128(x.num) * y.den, r = __int128(y.num) * x.den;
-    return l < r ? -1 : (l > r ? 1 : 0);
-  }
+  if (numeric(a, x) && numeric(b, y)) return compare(x, y);
   if (a.is_string() && b.is_string()) return a.string().compare(b.string());
   type_error("compare", "and", a, b, where);
 }
@@ -126,51 +101,40 @@ Value arithmetic(ElementOp op, const Value& a, const Value& b, const Span& where
   bool both_numeric = numeric(a, x) && numeric(b, y);
   switch (op) {
     case ElementOp::Add:
-      if (both_numeric)
-        return Value::of_number(make_rational(__int128(x.num) * y.den + __int128(y.num) * x.den,
-                                              __int128(x.den) * y.den, where));
+      if (both_numeric) return Value::of_number(exactly(where, [&] { return x + y; }));
       if (a.is_string() && b.is_string()) return Value::of_string(a.string() + b.string());
       type_error("add", "and", a, b, where);
     case ElementOp::Sub:
-      if (both_numeric)
-        return Value::of_number(make_rational(__int128(x.num) * y.den - __int128(y.num) * x.den,
-                                              __int128(x.den) * y.den, where));
+      if (both_numeric) return Value::of_number(exactly(where, [&] { return x - y; }));
       type_error("subtract", "from", b, a, where);
     case ElementOp::Mul:
-      if (both_numeric)
-        return Value::of_number(make_rational(__int128(x.num) * y.num, __int128(x.den) * y.den, where));
+      if (both_numeric) return Value::of_number(exactly(where, [&] { return x * y; }));
       {
         // Python repeats a string by an integer count.
         const Value* text = a.is_string() ? &a : (b.is_string() ? &b : nullptr);
         const Value* count = a.is_string() ? &b : &a;
         Rational n;
         if (text && numeric(*count, n) && n.is_integer()) {
-          if (n.num > (1 << 20) || n.num * int64_t(text->string().size()) > (1 << 20))
+          int64_t times = 0;
+          if (!n.to_int64(times) || times > (1 << 20) || times * int64_t(text->string().size()) > (1 << 20))
             fail_at(where, "this string repetition is longer than a million characters");
           std::string repeated;
-          for (int64_t i = 0; i < n.num; ++i) repeated += text->string();
+          for (int64_t i = 0; i < times; ++i) repeated += text->string();
           return Value::of_string(repeated);
         }
       }
       type_error("multiply", "and", a, b, where);
     case ElementOp::Div:
       if (both_numeric) {
-        if (y.num == 0) fail_at(where, "division by zero");
-        return Value::of_number(make_rational(__int128(x.num) * y.den, __int128(x.den) * y.num, where));
+        if (y.is_zero()) fail_at(where, "division by zero");
+        return Value::of_number(exactly(where, [&] { return x / y; }));
       }
       type_error("divide", "by", a, b, where);
     case ElementOp::Mod:
       if (both_numeric) {
-        if (y.num == 0) fail_at(where, "modulo by zero");
+        if (y.is_zero()) fail_at(where, "modulo by zero");
         // Python's %: the result has the divisor's sign. x - y * floor(x / y), exactly.
-        __int128 qn = __int128(x.num) * y.den, qd = __int128(x.den) * y.num;
-        if (qd < 0) qn = -qn, qd = -qd;
-        __int128 floor = qn / qd;
-        if (qn % qd != 0 && qn < 0) --floor;
-        Rational f = make_rational(floor, 1, where);
-        Rational product = make_rational(__int128(y.num) * f.num, y.den, where);
-        return Value::of_number(make_rational(__int128(x.num) * product.den - __int128(product.num) * x.den,
-                                              __int128(x.den) * product.den, where));
+        return Value::of_number(exactly(where, [&] { return x - y * floor(x / y); }));
       }
       type_error("take the remainder of", "by", a, b, where);
     case ElementOp::Pow:
@@ -215,14 +179,14 @@ Value apply_elementwise(const Node& node, const Value* in) {
       if (!numeric(in[0], x))
         fail_at(where, std::string("cannot ") + (node.op == ElementOp::Neg ? "negate " : "apply unary + to ") +
                            kind_name(in[0]));
-      if (node.op == ElementOp::Neg) x.num = -x.num;
+      if (node.op == ElementOp::Neg) x = exactly(where, [&] { return -x; });
       return Value::of_number(x);
     }
     case ElementOp::Not: return Value::of_bool(!truthy(in[0]));
     case ElementOp::Round: {
       Rational x;
       if (!numeric(in[0], x)) fail_at(where, std::string("cannot round ") + kind_name(in[0]));
-      return Value::of_number(round_half_even(x));
+      return Value::of_number(exactly(where, [&] { return round_half_even(x); }));
     }
     case ElementOp::Indicator: return Value::of_int(truthy(in[0]) ? 1 : 0);
     case ElementOp::Add:

@@ -93,13 +93,14 @@ double attention_row(float* out, float* att, int att_stride, const float* q, con
 }
 
 double attention_forward(float* out, float* att, const float* qkv, const int* lengths, int B, int T, int C, int NH,
-                         bool causal) {
+                         bool causal, float* scores) {
   using StridedRows = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
   using StridedOut = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
   const int C3 = 3 * C, hs = C / NH;
   const float scale = 1.0f / std::sqrt(float(hs));
   double flops = 0;
   std::fill_n(att, size_t(B) * NH * T * T, 0.0f);
+  if (scores) std::fill_n(scores, size_t(B) * NH * T * T, -std::numeric_limits<float>::infinity());
   for (int b = 0; b < B; ++b) {
     const int n = lengths[b];
     const float* seq = qkv + size_t(b) * T * C3;
@@ -111,6 +112,10 @@ double attention_forward(float* out, float* att, const float* qkv, const int* le
           v(seq + 2 * C + h * hs, n, hs, Eigen::OuterStride<>(C3));
       StridedOut p(att + (size_t(b) * NH + h) * T * T, n, n, Eigen::OuterStride<>(T));
       p.noalias() = (q * k.transpose()) * scale;
+      if (scores) {
+        float* s = scores + (size_t(b) * NH + h) * T * T;
+        for (int t = 0; t < n; ++t) std::copy_n(p.data() + size_t(t) * T, causal ? t + 1 : n, s + size_t(t) * T);
+      }
       softmax_rows(p.data(), n, T, causal);
       // As attention_row counts a query over its keys.
       for (int t = 0; t < n; ++t) flops += (4.0 * hs + 6.0) * (causal ? t + 1 : n) + 1.0;
@@ -181,6 +186,11 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
 
   if (options.capture_residual) result.residual.assign(size_t(B) * stages * T * C, 0.0f);
   if (options.capture_attention) result.attention.assign(size_t(B) * L * NH * T * T, 0.0f);
+  std::vector<float> layer_scores;  // (B,NH,T,T): one layer's, copied into result.scores (B,L,NH,T,T)
+  if (options.capture_scores) {
+    result.scores.assign(size_t(B) * L * NH * T * T, 0.0f);
+    layer_scores.resize(size_t(B) * NH * T * T);
+  }
   auto capture_residual = [&](int stage) {
     if (options.capture_residual) capture_residual_stage(result, x, stage);
   };
@@ -195,13 +205,15 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
       in = ln;
     }
     flops += matmul_forward(qkv, in, lw.attn_w, lw.attn_b, int(N), C, 3 * C);
-    flops += attention_forward(att_out, att, qkv, result.lengths.data(), B, T, C, NH, cfg.causal);
+    flops += attention_forward(att_out, att, qkv, result.lengths.data(), B, T, C, NH, cfg.causal,
+                               options.capture_scores ? layer_scores.data() : nullptr);
     flops += matmul_residual_forward(x, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
     capture_residual(2 * l + 1);
-    if (options.capture_attention)
-      for (int b = 0; b < B; ++b)
-        std::memcpy(result.attention.data() + (size_t(b) * L + l) * NH * T * T, att + size_t(b) * NH * T * T,
-                    size_t(NH) * T * T * sizeof(float));
+    for (int b = 0; b < B; ++b) {
+      const size_t from = size_t(b) * NH * T * T, to = (size_t(b) * L + l) * NH * T * T;
+      if (options.capture_attention) std::copy_n(att + from, size_t(NH) * T * T, result.attention.data() + to);
+      if (options.capture_scores) std::copy_n(layer_scores.data() + from, size_t(NH) * T * T, result.scores.data() + to);
+    }
     if (I > 0) {
       in = x;
       if (cfg.layer_norm) {
@@ -220,6 +232,7 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
     flops += layernorm_forward(ln, nullptr, nullptr, x, w.ln_f_w, w.ln_f_b, int(N), C);
     final_stream = ln;
   }
+  if (options.capture_final) result.final.assign(final_stream, final_stream + N * C);
   result.logits.resize(N * V);
   flops += unembed_forward(result.logits.data(), final_stream, w.wte, int(N), C, V);
   for (int b = 0; b < B; ++b)

@@ -46,9 +46,10 @@ double attention_row(float* out, float* att, int att_stride, const float* q, con
 // Masked multi-head attention over a padded batch.
 //   out (B,T,C), att (B,NH,T,T) [query][key], qkv (B,T,3C) with columns [q | k | v], lengths (B)
 // Query t of sequence b sees keys j < lengths[b] (and j <= t when causal). Rows of padded queries
-// (t >= lengths[b]) are zero in out and att.
+// (t >= lengths[b]) are zero in out and att. With `scores` (B,NH,T,T), also the scores before the
+// softmax, -infinity where a key is masked (and in padded rows).
 double attention_forward(float* out, float* att, const float* qkv, const int* lengths, int B, int T, int C, int NH,
-                         bool causal);
+                         bool causal, float* scores = nullptr);
 
 // out (n) = GELU(in) in its tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 double gelu_forward(float* out, const float* in, size_t n);

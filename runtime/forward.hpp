@@ -16,6 +16,10 @@ Device parse_device(const std::string& name);  // "cpu" | "cuda"; anything else 
 struct ForwardOptions {
   bool capture_residual = false;   // the residual stream after every sub-layer
   bool capture_attention = false;  // every head's attention pattern
+  // Every head's scores before the softmax (q.k / sqrt(d_head)), masked keys -infinity: what
+  // Tracr's models return as attn_logits. CPU only: the CUDA backend refuses it (a UserError).
+  bool capture_scores = false;
+  bool capture_final = false;  // the stream the unembedding reads (after ln_f where there is one)
   // CPU only: count the floating-point operations the forward performs (ForwardResult::flops),
   // to check the analytic count of runtime/flops.hpp. Padded positions cost as much as real ones.
   bool count_flops = false;
@@ -31,6 +35,8 @@ struct ForwardResult {
   // (the stream before ln_f). Empty unless capture_residual.
   std::vector<float> residual;
   std::vector<float> attention;  // (B,L,H,T,T) [query][key]; empty unless capture_attention
+  std::vector<float> scores;     // (B,L,H,T,T) [query][key]; empty unless capture_scores
+  std::vector<float> final;      // (B,T,C); empty unless capture_final
   double flops = 0;              // with ForwardOptions::count_flops (CPU), else 0
 
   const float* logits_at(int b, int t) const { return logits.data() + (size_t(b) * time + t) * vocab; }

@@ -141,8 +141,10 @@ _SPECIAL_DIMENSIONS = ("one", "bos", "pad", "zero", "anchor")
 
 class Forward:
     """One forward pass: ``logits`` (T, V), and with capture ``residual`` (2L+1, T, C: the
-    embeddings, then the stream after every attention and every MLP) and ``attention``
-    (L, H, T, T, [query][key]) as numpy arrays; T counts BOS."""
+    embeddings, then the stream after every attention and every MLP), ``attention``
+    (L, H, T, T, [query][key]) and, on the CPU, ``scores`` (L, H, T, T: each head's scores before
+    the softmax, q.k / sqrt(d_head), -inf where a key is masked) and ``final`` (T, C: the stream
+    the unembedding reads, after ln_f where the model has one) as numpy arrays; T counts BOS."""
 
     def __init__(self, model, result):
         self.model = model
@@ -150,6 +152,8 @@ class Forward:
         self.logits = result["logits"]
         self.residual = result.get("residual")
         self.attention = result.get("attention")
+        self.scores = result.get("scores")
+        self.final = result.get("final")
         self.outputs = [model._output_value(v) for v in result["outputs"]]
         self.margins = result["margins"]
 

@@ -19,21 +19,40 @@ Where Tracr's evaluator differs from RASP's, the conversion keeps Tracr's meanin
   - an Aggregate of one selected value is that value, of several numbers their mean, whatever the
     encoding (raspc's aggregate means the same); several strings are undefined in both.
   - values RASP has no atom for (tuples, as make_nary_sequencemap builds) are opaque values that
-    only the callables look inside; floats become exact rationals (0.1 is 1/10 where that is the
-    float's nearest short fraction) and are handed back to callables as the same floats.
+    only the callables look inside; a float is the exact binary rational it is (0.1 is
+    3602879701896397/2^55; raspc's numbers have any size), handed back to callables as the same
+    float, so arithmetic raspc does exactly rounds to what Python's float arithmetic gives.
+
+Expressions are told apart by identity, never by ``unique_id`` or ``label``: Tracr-based benchmarks
+reset ``rasp.RASPExpr._ids`` before building each program, after which new expressions draw ids
+that ``rasp.tokens``, ``rasp.indices`` and expressions built earlier already hold. Two expressions
+with one label get distinct names in the listing (``map_5``, ``map_5#2``).
+
+``compile_rasp_to_model`` checks the compiled model twice: raspc's verification compares it with
+raspc's interpreter on the converted program, then the model is compared with Tracr's own
+evaluator (``rasp.evaluate``) on the program as the user built it, so a conversion that changed
+the program's meaning fails the compile instead of passing as verified.
 """
 
+import itertools
 import math
+import random
+import sys
 from fractions import Fraction
 
 import raspc
 from raspc import _raspc
+from raspc.tracr_model import TracrModel, TracrOutput  # noqa: F401 (part of raspc.tracr's surface)
 
 # The value Tracr writes as None (an empty selection's default, and maps of it).
 NONE = "\u22a5"
 # Opaque values (tuples, ...) are strings between these brackets that only the codec reads.
 _OPAQUE = ("\u27e8", "\u27e9")
-_INT64 = 2 ** 63
+
+
+class _Refusal(Exception):
+    """A reason to refuse the program, raised where the current expression is not at hand; the
+    converter locates it at the expression it is converting."""
 
 
 class _Codec:
@@ -48,14 +67,14 @@ class _Codec:
             return NONE
         if isinstance(value, bool):
             return value
-        if isinstance(value, int) and -_INT64 < value < _INT64:
+        if isinstance(value, int):
             return value
         if isinstance(value, float) and math.isfinite(value):
-            if value.is_integer() and abs(value) < _INT64:
+            if value.is_integer():
                 return int(value)
-            exact = Fraction(value)
-            short = exact.limit_denominator(10 ** 6)
-            number = short if float(short) == value else exact
+            # The float's exact binary value: raspc's exact arithmetic on it then rounds to what
+            # Python's float arithmetic gives (a + b is the nearest float to the exact sum).
+            number = Fraction(value)
             self._floats.setdefault(number, value)
             return number
         if isinstance(value, Fraction):
@@ -64,8 +83,8 @@ class _Codec:
             return value
         text = _OPAQUE[0] + repr(value) + _OPAQUE[1]
         previous = self._opaque.setdefault(text, value)
-        if previous != value:
-            raise raspc.CompileError(f"tracr: error: two different values print as {text}")
+        if previous is not value and previous != value:
+            raise _Refusal(f"two different values print as {text}; raspc cannot tell them apart")
         return text
 
     def to_python(self, value):
@@ -105,22 +124,38 @@ def _callable_name(f):
 
 
 def _topological(expr):
-    """Every expression the output depends on, children first, each once."""
+    """Every expression the output depends on, children first, each once: told apart by identity
+    (``order`` holds every object, so no id() is reused while it lives)."""
     order, seen, stack = [], set(), [(expr, False)]
     while stack:
         node, expanded = stack.pop()
         if expanded:
             order.append(node)
             continue
-        if node.unique_id in seen:
+        if id(node) in seen:
             continue
-        seen.add(node.unique_id)
+        seen.add(id(node))
         stack.append((node, True))
         for child in reversed(node.children):
-            if child.unique_id not in seen:
+            if id(child) not in seen:
                 stack.append((child, False))
     # A node is appended once all its children are (a DAG has no path back to it).
     return order
+
+
+def _unique_names(order):
+    """id(expression) -> its name in the listing and the model: its Tracr label, and where an
+    earlier expression of the order has that label already, the label with #2, #3, ..."""
+    names, taken = {}, set()
+    for e in order:
+        base = _label(e)
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            name = f"{base}#{k}"
+        taken.add(name)
+        names[id(e)] = name
+    return names
 
 
 class _Converter:
@@ -128,15 +163,20 @@ class _Converter:
         self.rasp = rasp
         self.encodings = encodings
         self.codec = _Codec()
+        self.source_vocab = list(vocab)
         self.vocab = [self.codec.to_raspc(v) for v in sorted(vocab, key=repr)]
         self.max_len = max_seq_len
         self.causal = causal
-        self.ids = {}
+        self.ids = {}    # id(expression) -> raspc node; the expressions stay alive in self.order
+        self.names = {}  # id(expression) -> its unique name
+        self.name = "tracr"
+        self.line = 0
+        self.current = None
 
     # --- the listing: one line per expression, where errors point --------------------------
     def describe(self, expr):
         r = self.rasp
-        label = lambda e: _label(e)
+        label = lambda e: self.names.get(id(e), _label(e))
         if isinstance(expr, r.TokensType):
             return "tokens"
         if isinstance(expr, r.IndicesType):
@@ -170,39 +210,48 @@ class _Converter:
         return f"{type(expr).__name__}(...)"
 
     def convert(self, expr):
-        order = _topological(expr)
+        self.order = order = _topological(expr)
+        self.names = _unique_names(order)
         lines = []
         for e in order:
             encoding = _explicit_encoding(e)
             suffix = f"  # {encoding}" if encoding else ""
-            lines.append(f"{_label(e)} = {self.describe(e)}{suffix}")
-        self.name = f"tracr:{_label(expr)}"
+            lines.append(f"{self.names[id(e)]} = {self.describe(e)}{suffix}")
+        self.name = f"tracr:{self.names[id(expr)]}"
         self.b = _raspc.ProgramBuilder(self.name, "\n".join(lines) + "\n")
         for line, e in enumerate(order, start=1):
             self.line = line
             self.current = e
-            node = self.node(e)
-            self.ids[e.unique_id] = node
-            if isinstance(e, self.rasp.SOp):
-                self.b.set_name(node, _label(e))
-                encoding = _encoding(e, self.encodings)
-                if encoding:
-                    self.b.annotate(node, encoding)
-        program = raspc.Program(self.b.build(self.ids[expr.unique_id]))
+            try:
+                node = self.node(e)
+                self.ids[id(e)] = node
+                if isinstance(e, self.rasp.SOp):
+                    self.b.set_name(node, self.names[id(e)])
+                    encoding = _encoding(e, self.encodings)
+                    if encoding:
+                        self.b.annotate(node, encoding)
+            except raspc.RaspcError:
+                raise
+            except _Refusal as why:
+                self.refuse(str(why))
+            except Exception as error:  # a malformed expression (a child of the wrong type, ...)
+                self.refuse(f"raspc cannot convert this expression ({type(error).__name__}: {error})")
+        program = raspc.Program(self.b.build(self.ids[id(expr)]))
         program._codec = self.codec
         program.tracr_vocab = self.vocab
+        program.tracr_source_vocab = self.source_vocab
         program.max_seq_len = self.max_len
         program.tracr_causal = self.causal
         return program
 
     # --- helpers over the builder ---------------------------------------------------------
     def of(self, expr):
-        return self.ids[expr.unique_id]
+        return self.ids[id(expr)]
 
     def refuse(self, why):
         """A CompileError located at the current expression's line of the listing."""
-        line = f"{_label(self.current)} = {self.describe(self.current)}"
-        raise raspc.CompileError(f"{self.name}:{self.line}:1: error: {why}\n  {line}\n  ^")
+        line = f"{self.names.get(id(self.current), _label(self.current))} = {self.describe(self.current)}"
+        raise raspc.CompileError(f"{self.name}:{self.line}:1: error: {why}\n  {line}\n  ^") from None
 
     def values(self, node):
         """The values raspc's inference says `node` takes, as raspc atoms."""
@@ -416,8 +465,39 @@ def from_tracr(expr, vocab, max_seq_len, causal=False, encodings="tracr"):
     ``max_seq_len`` tokens; callables are tabulated on the values raspc infers for that domain."""
     rasp = _rasp()
     if not isinstance(expr, rasp.SOp):
-        raise TypeError(f"from_tracr takes a Tracr SOp, not {type(expr).__name__}")
-    return _Converter(rasp, vocab, int(max_seq_len), bool(causal), encodings).convert(expr)
+        raise raspc.CompileError(f"tracr: error: from_tracr takes a Tracr SOp (the program's output), "
+                                 f"not {type(expr).__name__}")
+    vocab = _vocabulary(vocab)
+    max_seq_len = _max_seq_len(max_seq_len)
+    if encodings not in ("tracr", "explicit", "raspc"):
+        raise raspc.InputError(f"encodings: error: {encodings!r} is none of \"tracr\", \"explicit\", \"raspc\"")
+    try:
+        order = _topological(expr)
+    except Exception as error:  # an expression whose children are not Tracr expressions
+        raise raspc.CompileError(f"tracr: error: the program is not a graph of Tracr expressions "
+                                 f"({type(error).__name__}: {error})") from None
+    for e in order:
+        if not isinstance(e, rasp.RASPExpr):
+            raise raspc.CompileError(f"tracr: error: {e!r} ({type(e).__name__}) stands where a Tracr "
+                                     "expression belongs")
+    return _Converter(rasp, vocab, max_seq_len, bool(causal), encodings).convert(expr)
+
+
+def _vocabulary(vocab):
+    try:
+        values = list(vocab)
+    except TypeError:
+        raise raspc.InputError(f"vocab: error: the vocabulary must be a set or list of tokens, "
+                               f"not {type(vocab).__name__}") from None
+    if not values:
+        raise raspc.InputError("vocab: error: the vocabulary is empty")
+    return values
+
+
+def _max_seq_len(max_seq_len):
+    if isinstance(max_seq_len, bool) or not isinstance(max_seq_len, int) or max_seq_len < 1:
+        raise raspc.InputError(f"max_seq_len: error: {max_seq_len!r} is not a positive whole number")
+    return max_seq_len
 
 
 def evaluate(program, tokens, causal=None):
@@ -430,42 +510,155 @@ def evaluate(program, tokens, causal=None):
     return [codec.to_python(v) for v in values]
 
 
-class TracrOutput:
-    """What Tracr's ``AssembledTransformerModel.apply`` returns, as far as raspc has it:
-    ``decoded`` (BOS first, then one value a position), and the raspc Forward underneath."""
+# --- the second oracle: Tracr's own evaluator ------------------------------------------------------
 
-    def __init__(self, decoded, forward):
-        self.decoded = decoded
-        self.forward = forward
-        self.residuals = list(forward.residual) if forward.residual is not None else None
+# How many inputs Tracr's evaluator checks (it is Python, about a thousand times slower than
+# raspc's interpreter): every input where there are at most this many, else at least this many,
+# spread over the lengths (every input of the short lengths, the same number of random ones of
+# each longer length).
+TRACR_CHECK_INPUTS = 1000
 
 
-class TracrModel:
-    """A raspc-compiled model behind Tracr's ``apply`` interface; ``.model`` is the raspc Model."""
+def _check_inputs(vocab, max_seq_len, seed):
+    """(inputs, how they were chosen): every input where there are at most TRACR_CHECK_INPUTS,
+    else q random distinct inputs a length (all of a length with at most q), q the smallest number
+    that makes TRACR_CHECK_INPUTS in all."""
+    symbols = sorted(vocab, key=repr)
+    counts = [len(symbols) ** n for n in range(1, max_seq_len + 1)]
+    if sum(counts) <= TRACR_CHECK_INPUTS:
+        inputs = [list(t) for n in range(1, max_seq_len + 1) for t in itertools.product(symbols, repeat=n)]
+        return inputs, f"every input up to length {max_seq_len}"
+    per_length = 1
+    while sum(min(c, per_length) for c in counts) < TRACR_CHECK_INPUTS:
+        per_length += 1
+    rng = random.Random(seed)
+    inputs, exhaustive = [], 0
+    for n, count in enumerate(counts, start=1):
+        if count <= per_length:
+            inputs += [list(t) for t in itertools.product(symbols, repeat=n)]
+            exhaustive = n
+            continue
+        chosen = set()
+        while len(chosen) < per_length:
+            chosen.add(tuple(rng.randrange(len(symbols)) for _ in range(n)))
+        inputs += [[symbols[i] for i in t] for t in sorted(chosen)]
+    how = f"{per_length} random inputs of each length {exhaustive + 1} to {max_seq_len}"
+    if exhaustive:
+        how = f"every input up to length {exhaustive}, then " + how
+    return inputs, how
 
-    def __init__(self, model, program, compiler_bos):
-        self.model = model
-        self.program = program
-        self.compiler_bos = compiler_bos
 
-    def apply(self, tokens):
-        tokens = list(tokens)
-        if not tokens or tokens[0] != self.compiler_bos:
-            raise raspc.InputError(f"tokens: error: the first token must be the BOS token {self.compiler_bos!r}, "
-                                   "as in Tracr")
-        codec = self.program._codec
-        forward = self.model.forward([codec.to_raspc(t) for t in tokens[1:]], capture=True)
-        return TracrOutput([self.compiler_bos] + forward.outputs, forward)
+def _tracr_evaluator(rasp, causal):
+    """Tracr's evaluator (its causal one for a causal model), remembering each expression's value
+    for the input at hand: rasp.evaluate recomputes a shared subexpression once for every path to
+    it, which is exponential in the depth of programs that reuse their parts. Every value is still
+    Tracr's own eval_* method's."""
+    base = rasp.DefaultRASPEvaluator
+    if causal:
+        try:
+            from tracr.rasp import causal_eval
+        except ImportError:
+            return None
+        base = causal_eval.CausalEvaluator
+
+    class Remembering(base):
+        def __init__(self):
+            super().__init__()
+            self.values = {}
+
+        def evaluate(self, expr, xs):
+            key = id(expr)
+            if key not in self.values:
+                self.values[key] = super().evaluate(expr, xs)
+            return self.values[key]
+
+        def run(self, expr, xs):
+            self.values = {}
+            try:
+                return self.evaluate(expr, xs)
+            finally:
+                self.values = {}
+
+    return Remembering()
+
+
+def _same(got, expected, numerical, tolerance):
+    """Whether a model's output (as Python) is Tracr's: the same value; a number within raspc's
+    numerical output tolerance for a numerical output, and within a few float roundings
+    otherwise (raspc's arithmetic is exact, Python's rounds at every step)."""
+    if got is None or expected is None:
+        return got is expected
+    if isinstance(expected, bool) or isinstance(got, bool):
+        return got == expected
+    if isinstance(expected, (int, float, Fraction)) and isinstance(got, (int, float, Fraction)):
+        got, expected = float(got), float(expected)
+        if numerical:
+            return abs(got - expected) <= tolerance * max(1.0, abs(expected))
+        return got == expected or abs(got - expected) <= 64 * sys.float_info.epsilon * max(abs(got), abs(expected))
+    return got == expected
+
+
+def check_with_tracr(expr, model, seed=1):
+    """Runs Tracr's own evaluator on the program as the user built it and compares it with the
+    compiled model, on every input where there are at most TRACR_CHECK_INPUTS, else a sample of
+    them (``_check_inputs``). Returns a report dict (``inputs``, ``chosen``, ``mismatches``,
+    ``undefined``: inputs where Tracr's evaluator raises, as the interpreter's own report counts
+    inputs where the program is undefined); raises CompileError on the first mismatch."""
+    rasp = _rasp()
+    program = model.program
+    codec = program._codec
+    evaluator = _tracr_evaluator(rasp, program.tracr_causal)
+    if evaluator is None:
+        return {"oracle": "none: this tracr has no causal evaluator (tracr.rasp.causal_eval)",
+                "inputs": 0, "mismatches": 0, "undefined": 0, "chosen": ""}
+    numerical = model.model.report.get("numerical_output", False)
+    tolerance = _raspc.numerical_output_tolerance
+    tokens_of = {v: t for v, t in zip(program.tracr_vocab, sorted(program.tracr_source_vocab, key=repr))}
+    inputs, chosen = _check_inputs(program.tracr_vocab, program.max_seq_len, seed)
+    checked = undefined = 0
+    for atoms in inputs:
+        tokens = [tokens_of[a] for a in atoms]
+        try:
+            expected = list(evaluator.run(expr, tokens))
+        except Exception:
+            undefined += 1  # Tracr's evaluator raises here (a mean of strings, a map that raises)
+            continue
+        try:
+            got = model.model.forward(atoms, capture=False).outputs
+        except raspc.UndefinedError:
+            got = None
+        checked += 1
+        if got is None or len(got) != len(expected) or not all(
+                _same(g, e, numerical, tolerance) for g, e in zip(got, expected)):
+            name = program.filename
+            raise raspc.CompileError(
+                f"{name}: error: the compiled model disagrees with Tracr's evaluator (rasp.evaluate) on input "
+                f"{tokens!r}: Tracr gives {expected!r}, the model {got!r}; raspc's conversion of this "
+                f"program is wrong, please report it (raspc's own verification passed: "
+                f"{model.model.report.get('inputs_checked', '?')} inputs against its interpreter)")
+    return {"oracle": "tracr.rasp.evaluate" + (" (causal_eval)" if program.tracr_causal else ""),
+            "inputs": checked, "undefined": undefined, "mismatches": 0, "chosen": chosen}
 
 
 def compile_rasp_to_model(program, vocab, max_seq_len, causal=False, compiler_bos="compiler_bos",
                           compiler_pad="compiler_pad", mlp_exactness=100, **raspc_options):
     """Tracr's ``compile_rasp_to_model``, compiled by raspc: a verified GPT-2 (LayerNorm, GELU)
-    instead of Tracr's bespoke transformer. ``compiler_pad`` and ``mlp_exactness`` are accepted
-    for Tracr's signature and not needed: raspc pads nothing and its MLPs are exact (verified).
-    Further keyword arguments go to raspc.compile (layer_norm=False, samples=..., ...)."""
-    del compiler_pad, mlp_exactness
+    instead of Tracr's bespoke transformer. ``mlp_exactness`` is accepted for Tracr's signature and
+    not needed (raspc's MLPs are exact, verified). Further keyword arguments go to raspc.compile
+    (layer_norm=False, activation="relu", samples=..., ...).
+
+    Two oracles check the model: raspc's verification (the model against raspc's interpreter of the
+    converted program), then Tracr's own evaluator on the program as built (``check_with_tracr``);
+    ``.tracr_check`` says what the second one checked, ``.model.report`` the first. A model either
+    oracle disagrees with raises CompileError."""
+    del mlp_exactness
     converted = from_tracr(program, vocab, max_seq_len, causal=causal)
-    model = raspc.compile(converted, vocab=converted.tracr_vocab, max_len=max_seq_len, causal=causal,
+    model = raspc.compile(converted, vocab=converted.tracr_vocab, max_len=max_seq_len, causal=bool(causal),
                           **raspc_options)
-    return TracrModel(model, converted, compiler_bos)
+    tracr_model = TracrModel(model, converted, compiler_bos, compiler_pad)
+    if raspc_options.get("verify", True):
+        tracr_model.tracr_check = check_with_tracr(program, tracr_model, seed=raspc_options.get("seed", 1))
+    else:
+        tracr_model.tracr_check = {"oracle": "none (verify=False)", "inputs": 0, "mismatches": 0,
+                                   "undefined": 0, "chosen": ""}
+    return tracr_model

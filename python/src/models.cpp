@@ -80,6 +80,8 @@ py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const st
   ForwardOptions options = output_forward_options(self.model);
   options.capture_residual = options.capture_residual || capture;
   options.capture_attention = capture;
+  options.capture_scores = capture && device_name == "cpu";
+  options.capture_final = capture;
   Device device = parse_device(device_name);
   ForwardResult result;
   PositionOutputs outputs;
@@ -100,6 +102,8 @@ py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const st
   if (capture) {
     d["residual"] = owned_array(std::move(result.residual), {2 * L + 1, T, C});
     d["attention"] = owned_array(std::move(result.attention), {L, H, T, T});
+    if (!result.scores.empty()) d["scores"] = owned_array(std::move(result.scores), {L, H, T, T});
+    d["final"] = owned_array(std::move(result.final), {T, C});
   }
   return d;
 }
@@ -167,6 +171,8 @@ std::shared_ptr<PyModel> compile(const PyProgram& program, const CompileOptions&
 }  // namespace
 
 void bind_models(py::module_& module) {
+  // How close a numerical output must be to the exact value, relative to max(1, |value|).
+  module.attr("numerical_output_tolerance") = kNumericalOutputTolerance;
   py::class_<PyModel, std::shared_ptr<PyModel>>(module, "Model")
       .def_property_readonly("config", [](const PyModel& m) { return json_to_python(config_to_json(m.model.config)); })
       .def_property_readonly("vocab", [](const PyModel& m) { return m.model.vocab; })

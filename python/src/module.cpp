@@ -1,6 +1,7 @@
 // The `_raspc` extension module: values and errors across the boundary, and the module itself.
 // Everything it exposes is a C++ library function; python/raspc/ adds only Python conveniences.
 #include <climits>
+#include <cmath>
 
 #include <pybind11/stl.h>
 
@@ -15,21 +16,27 @@ py::object fraction_type() {
   return *fraction;
 }
 
-int64_t to_int64(const py::handle& object, const char* what) {
+// A Python int or numerator/denominator pair as an exact rational of any size (through its
+// decimal digits where it does not fit int64).
+Rational rational_from_python(const py::handle& numerator, const py::handle& denominator, const py::handle& object,
+                              const char* what) {
   int overflow = 0;
-  long long value = PyLong_AsLongLongAndOverflow(object.ptr(), &overflow);
-  if (overflow != 0) throw py::value_error(std::string(what) + ": " + py::repr(object).cast<std::string>() +
-                                           " does not fit in 64 bits, as raspc's exact numbers must");
-  if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
-  return value;
-}
-
-Value rational_from_python(const py::handle& numerator, const py::handle& denominator, const py::handle& object,
-                           const char* what) {
-  Rational q{to_int64(numerator, what), to_int64(denominator, what)};
-  if (q.den <= 0) throw py::value_error(std::string(what) + ": " + py::repr(object).cast<std::string>() +
-                                        " has no exact rational form");
-  return Value::of_number(q);
+  long long num = PyLong_AsLongLongAndOverflow(numerator.ptr(), &overflow);
+  if (num == -1 && PyErr_Occurred()) throw py::error_already_set();
+  long long den = 1;
+  if (overflow == 0 && !denominator.is_none()) {
+    den = PyLong_AsLongLongAndOverflow(denominator.ptr(), &overflow);
+    if (den == -1 && PyErr_Occurred()) throw py::error_already_set();
+  }
+  if (overflow == 0 && den != 0) return Rational::of(num, den);
+  const std::string den_text = denominator.is_none() ? "1" : py::str(denominator).cast<std::string>();
+  if (den_text == "0") throw py::value_error(std::string(what) + ": " + py::repr(object).cast<std::string>() +
+                                             " has no exact rational form");
+  try {
+    return Rational::of_decimal(py::str(numerator).cast<std::string>(), den_text);
+  } catch (const RationalTooLarge& error) {
+    throw py::value_error(std::string(what) + ": " + error.what());
+  }
 }
 
 }  // namespace
@@ -38,9 +45,15 @@ py::object to_python(const Value& value) {
   switch (value.kind) {
     case ValueKind::Bool: return py::bool_(value.boolean);
     case ValueKind::String: return py::str(value.string());
-    case ValueKind::Number:
-      if (value.number.is_integer()) return py::int_(value.number.num);
-      return fraction_type()(value.number.num, value.number.den);
+    case ValueKind::Number: {
+      int64_t small = 0;
+      if (value.number.to_int64(small)) return py::int_(small);
+      if (!value.number.is_big()) return fraction_type()(value.number.num, value.number.den);
+      py::object builtins_int = py::module_::import("builtins").attr("int");
+      py::object num = builtins_int(py::str(value.number.numerator()));
+      if (value.number.is_integer()) return num;
+      return fraction_type()(num, builtins_int(py::str(value.number.denominator())));
+    }
   }
   return py::none();
 }
@@ -53,13 +66,16 @@ py::list to_python(const std::vector<Value>& values) {
 
 Value from_python(const py::handle& object, const char* what) {
   if (py::isinstance<py::bool_>(object)) return Value::of_bool(object.cast<bool>());
-  if (py::isinstance<py::int_>(object)) return Value::of_int(to_int64(object, what));
+  if (py::isinstance<py::int_>(object)) return Value::of_number(rational_from_python(object, py::none(), object, what));
   if (py::isinstance<py::str>(object)) return Value::of_string(object.cast<std::string>());
   if (py::isinstance(object, fraction_type()))
-    return rational_from_python(object.attr("numerator"), object.attr("denominator"), object, what);
+    return Value::of_number(rational_from_python(object.attr("numerator"), object.attr("denominator"), object, what));
   if (py::isinstance<py::float_>(object)) {
+    if (!std::isfinite(object.cast<double>()))
+      throw py::value_error(std::string(what) + ": " + py::repr(object).cast<std::string>() +
+                            " has no exact rational form");
     py::tuple ratio = object.attr("as_integer_ratio")();
-    return rational_from_python(ratio[0], ratio[1], object, what);
+    return Value::of_number(rational_from_python(ratio[0], ratio[1], object, what));
   }
   throw py::type_error(std::string(what) + ": " + py::repr(object).cast<std::string>() +
                        " is not a RASP value (int, fractions.Fraction, float, bool or str)");

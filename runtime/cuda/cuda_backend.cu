@@ -111,6 +111,8 @@ ForwardResult CudaBackend::forward(const std::vector<std::vector<int>>& batch, c
   cudaStream_t stream = device_->stream.get();
   cublasHandle_t cublas = device_->cublas.get();
 
+  if (options.capture_scores)
+    fail_file("--device", "the attention scores before the softmax are captured on the CPU only (device \"cpu\")");
   ForwardResult result = begin_forward(cfg, batch);
   const int T = result.time;
   if (B == 0 || T == 0) return result;
@@ -211,6 +213,11 @@ ForwardResult CudaBackend::forward(const std::vector<std::vector<int>>& batch, c
   result.logits.resize(N * V);
   result.residual.resize(residual_size);
   result.attention.resize(attention_size);
+  if (options.capture_final) {
+    result.final.resize(N * C);
+    CUDA_CHECK(cudaMemcpyAsync(result.final.data(), final_stream, N * C * sizeof(float), cudaMemcpyDeviceToHost,
+                               stream));
+  }
   CUDA_CHECK(cudaMemcpyAsync(result.logits.data(), logits, N * V * sizeof(float), cudaMemcpyDeviceToHost, stream));
   if (residual_size)
     CUDA_CHECK(cudaMemcpyAsync(result.residual.data(), residual, residual_size * sizeof(float),

@@ -120,10 +120,10 @@ TEST_CASE("value: type errors and overflow say what went wrong") {
   CHECK(error_of(ElementOp::Lt, {Value::of_string("a"), Value::of_int(1)}) ==
         "error: cannot compare a string and a number\n");
   CHECK(error_of(ElementOp::Div, {Value::of_int(1), Value::of_int(0)}) == "error: division by zero\n");
-  CHECK(error_of(ElementOp::Mul, {Value::of_int(INT64_MAX), Value::of_int(2)}) ==
-        "error: the value of this expression overflows 64-bit integers\n");
-  CHECK(error_of(ElementOp::Pow, {Value::of_int(2), Value::of_int(64)}) ==
-        "error: the value of this expression overflows 64-bit integers\n");
+  CHECK(error_of(ElementOp::Pow, {Value::of_int(2), Value::of_int(65537)}) ==
+        "error: the value of this expression has more than 65,536 bits\n");
+  CHECK(error_of(ElementOp::Pow, {q(1, 3), Value::of_int(-100000)}) ==
+        "error: the value of this expression has more than 65,536 bits\n");
   CHECK(error_of(ElementOp::Pow, {Value::of_int(2), q(1, 2)}) ==
         "error: cannot raise a number to a fractional power exactly; use an integer exponent\n");
   CHECK(error_of(ElementOp::Neg, {Value::of_string("a")}) == "error: cannot negate a string\n");
@@ -137,4 +137,44 @@ TEST_CASE("value: select comparisons on atoms") {
   CHECK(compare_select(Comparison::Eq, Value::of_bool(true), Value::of_int(1), nowhere));
   CHECK_THROWS_WITH(compare_select(Comparison::Lt, Value::of_string("a"), Value::of_int(1), nowhere),
                     "error: cannot compare a string and a number\n");
+}
+
+TEST_CASE("value: numbers of any size are exact, and each value has one form") {
+  // 3 * 0.00001 as Tracr programs compute it: the float 0.00001 is 5902958103587057 / 2^69.
+  const Value tie_break = Value::of_number(Rational::of_decimal("5902958103587057", "590295810358705651712"));
+  CHECK(tie_break.number.is_big());
+  const Value three = apply(ElementOp::Mul, {Value::of_int(3), tie_break});
+  CHECK(to_display(three) == "17708874310761171/590295810358705651712");
+  // The sum of a big value and its negation is the small 0, equal (and hashing equal) to of_int(0).
+  const Value zero = apply(ElementOp::Sub, {three, three});
+  CHECK(!zero.number.is_big());
+  CHECK(zero == Value::of_int(0));
+  CHECK(ValueHash()(zero) == ValueHash()(Value::of_int(0)));
+  // Results that fit int64 again come back small; the same big value made twice is one value.
+  const Value two63 = apply(ElementOp::Pow, {Value::of_int(2), Value::of_int(63)});
+  CHECK(two63.number.is_big());
+  CHECK(to_display(two63) == "9223372036854775808");
+  CHECK(apply(ElementOp::Sub, {two63, Value::of_int(1)}) == Value::of_int(INT64_MAX));
+  CHECK(apply(ElementOp::Add, {Value::of_int(INT64_MAX), Value::of_int(1)}) == two63);
+  CHECK(apply(ElementOp::Neg, {Value::of_int(INT64_MIN + 1)}) == Value::of_int(INT64_MAX));
+  CHECK(to_display(apply(ElementOp::Sub, {Value::of_int(INT64_MIN + 1), Value::of_int(1)})) == "-9223372036854775808");
+  // Order, comparisons, round, modulo and division across the two forms.
+  CHECK(value_less(q(1, 100000), tie_break));  // the float 0.00001 is just above 1/100000
+  CHECK(value_less(Value::of_int(INT64_MAX), two63));
+  CHECK(value_less(apply(ElementOp::Neg, {two63}), Value::of_int(INT64_MIN + 1)));
+  CHECK(apply(ElementOp::Lt, {three, tie_break}) == Value::of_bool(false));
+  const Value half_big = apply(ElementOp::Add, {two63, q(1, 2)});  // 2^63 + 1/2: ties to the even 2^63
+  CHECK(apply(ElementOp::Round, {half_big}) == two63);
+  CHECK(apply(ElementOp::Round, {apply(ElementOp::Add, {half_big, Value::of_int(1)})}) ==
+        apply(ElementOp::Add, {two63, Value::of_int(2)}));
+  CHECK(apply(ElementOp::Mod, {two63, Value::of_int(10)}) == Value::of_int(8));
+  CHECK(apply(ElementOp::Div, {two63, two63}) == Value::of_int(1));
+  CHECK(apply(ElementOp::Pow, {q(1, 2), Value::of_int(70)}).number.to_string() == "1/1180591620717411303424");
+  // The display form reads back.
+  Rational parsed;
+  REQUIRE(parse_rational("17708874310761171/590295810358705651712", parsed));
+  CHECK(Value::of_number(parsed) == three);
+  CHECK_FALSE(parse_rational("1/0", parsed));
+  CHECK_FALSE(parse_rational("1.5", parsed));
+  CHECK(Value::of_number(Rational::of(INT64_MIN, 1)).number.is_big());  // so that negating a small value stays small
 }

@@ -280,6 +280,72 @@ def test_the_program_builder_tabulates_on_inferred_value_sets():
     assert caught.value.path == "built" and caught.value.line == 3
 
 
+def test_the_program_builder_refuses_every_ill_typed_node():
+    # An s-op where a selector belongs (and every other malformed call) is a CompileError at the
+    # listing's line, before anything reaches the interpreter: Tracr programs that mixed the two
+    # up used to kill the process.
+    listing = "tokens\nsame = Select(tokens, tokens, EQ)\nwidth = SelectorWidth(same)\nbad\n"
+    builder = raspc._raspc.ProgramBuilder("tracr:bad", listing)
+    tokens = builder.tokens(1)
+    same = builder.select(tokens, tokens, "eq", 2)
+    width = builder.selector_width(same, 3)
+    cases = [
+        (lambda: builder.selector_width(tokens, 4),
+         "SelectorWidth's input 1 must be a selector, but `tokens` is an s-op"),
+        (lambda: builder.aggregate(tokens, tokens, 0, 4),
+         "Aggregate's input 1 must be a selector, but `tokens` is an s-op"),
+        (lambda: builder.aggregate(same, same, 0, 4),
+         "Aggregate's input 2 must be an s-op, but `same = Select(tokens, tokens, EQ)` is a selector"),
+        (lambda: builder.select(same, tokens, "eq", 4),
+         "Select's input 1 must be an s-op, but `same = Select(tokens, tokens, EQ)` is a selector"),
+        (lambda: builder.select_and(same, width, 4),
+         "SelectorAnd's input 2 must be a selector, but `width = SelectorWidth(same)` is an s-op"),
+        (lambda: builder.select_not(tokens, 4), "SelectorNot's input 1 must be a selector, but `tokens` is an s-op"),
+        (lambda: builder.elementwise("add", [tokens, same], 4),
+         "operation \"add\"'s input 2 must be an s-op, but `same = Select(tokens, tokens, EQ)` is a selector"),
+        (lambda: builder.elementwise("add", [tokens], 4), "operation \"add\" takes 2 inputs, not 1"),
+        (lambda: builder.elementwise("frobnicate", [tokens], 4), 'unknown operation "frobnicate"'),
+        (lambda: builder.select(tokens, tokens, "~", 4), 'unknown comparison "~"'),
+        (lambda: builder.selector_width(99, 4), "no expression 99 has been built (this builder made 3)"),
+        (lambda: builder.selector_width(-1, 4), "no expression -1 has been built (this builder made 3)"),
+        (lambda: builder.lookup(tokens, [1, 2], [1], 4), "a lookup table needs as many values as keys"),
+        (lambda: builder.lookup(tokens, "ab", "ab", 4), "table keys must be a list of values"),
+        (lambda: builder.lookup(tokens, [object()], [1], 4), "is not a RASP value"),
+        (lambda: builder.constant(float("nan"), 4), "nan has no exact rational form"),
+        (lambda: builder.constant([1, 2], 4), "is not a RASP value"),
+    ]
+    for call, message in cases:
+        with pytest.raises(raspc.CompileError) as caught:
+            call()
+        assert caught.value.path == "tracr:bad" and caught.value.line == 4, str(caught.value)
+        assert message in str(caught.value).splitlines()[0], (message, str(caught.value))
+        assert str(caught.value).splitlines()[1] == "  bad", str(caught.value)
+    with pytest.raises(raspc.CompileError, match="a program outputs an s-op, not a selector"):
+        builder.build(same)
+    with pytest.raises(raspc.CompileError, match="a selector has no values"):
+        builder.value_set(same, ["a"], 2, False)
+    builder.set_name(width, "width")
+    with pytest.raises(raspc.CompileError, match="two expressions are named `width`"):
+        builder.set_name(tokens, "width")
+    with pytest.raises(raspc.CompileError, match='unknown encoding "binary"'):
+        builder.annotate(width, "binary")
+    # Nothing above changed the program: it still builds and runs.
+    program = raspc.Program(builder.build(width))
+    assert raspc.evaluate(program, ["a", "b", "a"]) == [2, 1, 2]
+
+
+def test_numbers_of_any_size_cross_the_boundary_exactly():
+    # A float a Tracr program computes (3 * 0.00001) is an exact binary rational beyond 64 bits.
+    tie = Fraction(3 * 0.00001)
+    assert tie == Fraction(4427218577690293, 2 ** 67)
+    builder = raspc._raspc.ProgramBuilder("tie", "tokens\nkeyed = tokens + tie\n")
+    tokens = builder.tokens(1)
+    keyed = builder.elementwise("add", [tokens, builder.constant(3 * 0.00001, 2)], 2)
+    program = raspc.Program(builder.build(keyed))
+    assert raspc.evaluate(program, [1, 2 ** 70]) == [1 + tie, 2 ** 70 + tie]
+    assert builder.value_set(keyed, [1, 2], 2, False) == [1 + tie, 2 + tie]
+
+
 def test_the_runner_fails_a_file_without_tests():
     # pytest exits 5 when it collects nothing; CTest must see a failure, not a pass.
     here = Path(__file__).resolve().parent

@@ -125,6 +125,53 @@ TEST_CASE("the captured residual stream and attention patterns are consistent wi
     }
 }
 
+TEST_CASE("the captured scores are the patterns before the softmax, and the final stream gives the logits") {
+  for (bool causal : {true, false})
+    for (const ModelConfig& config : test_configs(causal)) {
+      Model model = testing::make_random_model(config, 6);
+      CpuBackend backend(model);
+      std::mt19937 rng(11);
+      std::vector<std::vector<int>> batch = {testing::random_tokens(model, config.n_positions, rng),
+                                             testing::random_tokens(model, 2, rng)};
+      ForwardOptions options;
+      options.capture_attention = options.capture_scores = options.capture_final = true;
+      ForwardResult r = backend.forward(batch, options);
+      const int L = config.n_layer, H = config.n_head, T = r.time, C = config.n_embd, V = config.vocab_size;
+      REQUIRE(r.scores.size() == size_t(2) * L * H * T * T);
+      REQUIRE(r.final.size() == size_t(2) * T * C);
+      for (int b = 0; b < 2; ++b) {
+        const int length = r.lengths[b];
+        for (int t = 0; t < T; ++t) {
+          for (int l = 0; l < L; ++l)
+            for (int h = 0; h < H; ++h) {
+              const size_t row_at = (((size_t(b) * L + l) * H + h) * T + t) * T;
+              const float* scores = r.scores.data() + row_at;
+              const float* pattern = r.attention.data() + row_at;
+              // Masked keys (later ones when causal, padding, every key of a padded query) are
+              // -infinity; the softmax of the rest is the captured pattern.
+              double max_score = -INFINITY, total = 0;
+              for (int j = 0; j < T; ++j) {
+                const bool visible = t < length && j < length && (!causal || j <= t);
+                if (!visible) CHECK(scores[j] == -INFINITY);
+                else max_score = std::max(max_score, double(scores[j]));
+              }
+              if (t >= length) continue;
+              for (int j = 0; j < T; ++j)
+                if (scores[j] != -INFINITY) total += std::exp(double(scores[j]) - max_score);
+              for (int j = 0; j < T; ++j) {
+                const double p = scores[j] == -INFINITY ? 0.0 : std::exp(double(scores[j]) - max_score) / total;
+                CHECK(pattern[j] == Approx(p).margin(1e-6));  // float32 exp and sum against double
+              }
+            }
+          // The final stream is what the unembedding reads.
+          std::vector<float> logits(V);
+          unembed_forward(logits.data(), r.final.data() + (size_t(b) * T + t) * C, model.w.wte, 1, C, V);
+          if (t < length) CHECK(max_relative_difference(logits.data(), r.logits_at(b, t), V) < kTolerance);
+        }
+      }
+    }
+}
+
 TEST_CASE("the KV-cache decoder gives the logits of full recomputation at every step") {
   for (const ModelConfig& config : test_configs(true)) {
     Model model = testing::make_random_model(config, 21);

@@ -129,3 +129,113 @@ def test_a_constant_selector_is_a_table_over_positions():
     model = raspc.tracr.compile_rasp_to_model(program, {"a", "b"}, 3, compiler_bos="BOS")
     assert model.apply(["BOS", "a", "b", "a"]).decoded == ["BOS", 1, 2, 2]
     assert model.apply(["BOS", "b", "b", "b"]).decoded[1:] == rasp.evaluate(program, ["b", "b", "b"])
+
+
+# --- the flow of Tracr-based benchmarks: ids reset before each program, one process ------------
+
+def _reset_ids():
+    import itertools
+    rasp.RASPExpr._ids = itertools.count(1)
+
+
+def _reverse():
+    _reset_ids()
+    length = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE))
+    opp = length - rasp.indices - 1
+    return rasp.Aggregate(rasp.Select(rasp.indices, opp, rasp.Comparison.EQ), rasp.tokens)
+
+
+def test_programs_built_after_an_id_reset_keep_their_meaning():
+    # After the reset, `length`, `opp` and the output draw ids that rasp.tokens and rasp.indices
+    # (and the previous build's expressions) already hold: keyed by id, they merged.
+    for _ in range(3):
+        model = raspc.tracr.compile_rasp_to_model(_reverse(), {"a", "b", "c"}, 5, compiler_bos="BOS")
+        assert model.apply(["BOS", "a", "b"]).decoded == ["BOS", "b", "a"]
+        assert model.apply(["BOS", "a", "b", "c", "c"]).decoded == ["BOS", "c", "c", "b", "a"]
+        assert model.tracr_check["mismatches"] == 0 and model.tracr_check["inputs"] >= 363
+
+
+def test_a_program_built_twice_after_resets_neither_crashes_nor_merges():
+    # The palindrome check over reverse: its two builds used to kill the process (an s-op reached
+    # the interpreter where a selector belongs).
+    for _ in range(2):
+        reverse = _reverse()
+        palindrome = rasp.SequenceMap(lambda x, y: x == y, rasp.tokens, reverse)
+        model = raspc.tracr.compile_rasp_to_model(palindrome, {"a", "b"}, 4, compiler_bos="BOS")
+        assert model.apply(["BOS", "a", "b", "a"]).decoded == ["BOS", True, True, True]
+        assert model.apply(["BOS", "a", "b", "b"]).decoded == ["BOS", False, True, False]
+
+
+def test_two_expressions_with_one_label_get_two_names():
+    _reset_ids()
+    first = rasp.Map(lambda x: x + 1, rasp.tokens).named("step")
+    assert first.label == "step_1"  # draws its id
+    _reset_ids()
+    second = rasp.Map(lambda x: x * 2, first, simplify=False).named("step")
+    assert second.label == first.label
+    model = raspc.tracr.compile_rasp_to_model(second, {1, 2}, 3, compiler_bos="BOS")
+    assert model.apply(["BOS", 1, 2]).decoded == ["BOS", 4, 6]
+    assert model.program.source.splitlines()[1:] == [
+        f"step_1 = Map(<lambda> at test_tracr_lib.py:{first.f.__code__.co_firstlineno}, tokens)",
+        f"step_1#2 = Map(<lambda> at test_tracr_lib.py:{second.f.__code__.co_firstlineno}, step_1)"]
+
+
+def test_float_tie_breaks_are_exact():
+    # x + i * 0.00001 makes keys unique; 3 * 0.00001 is 4427218577690293 / 2^67.
+    _reset_ids()
+    keys = rasp.numerical(rasp.SequenceMap(lambda x, i: x + i * 0.00001, rasp.tokens, rasp.indices))
+    smaller = rasp.numerical(rasp.Aggregate(rasp.Select(keys, keys, rasp.Comparison.LT),
+                                            rasp.numerical(rasp.Map(lambda _: 1, rasp.tokens)), default=0))
+    program = rasp.SelectorWidth(rasp.Select(keys, keys, rasp.Comparison.LT))
+    model = raspc.tracr.compile_rasp_to_model(program, {1, 2, 3}, 5, compiler_bos="BOS")
+    assert model.apply(["BOS", 2, 1, 2, 1]).decoded == ["BOS", 2, 0, 3, 1]
+    del smaller
+
+
+def test_a_conversion_that_changes_the_meaning_fails_the_compile(monkeypatch):
+    # The second oracle: were the converter to swap a SequenceMap's arguments, raspc's own
+    # verification would pass (it checks the converted program) and Tracr's evaluator must not.
+    convert = raspc.tracr._Converter.sequence_map
+
+    def swapped(self, e):
+        e.fst, e.snd = e.snd, e.fst
+        try:
+            return convert(self, e)
+        finally:
+            e.fst, e.snd = e.snd, e.fst
+
+    monkeypatch.setattr(raspc.tracr._Converter, "sequence_map", swapped)
+    _reset_ids()
+    program = rasp.SequenceMap(lambda x, i: x - i, rasp.tokens, rasp.indices)
+    with pytest.raises(raspc.CompileError) as caught:
+        raspc.tracr.compile_rasp_to_model(program, {1, 2}, 3, compiler_bos="BOS")
+    assert "disagrees with Tracr's evaluator (rasp.evaluate)" in str(caught.value)
+    assert caught.value.path == f"tracr:{program.label}"
+
+
+def test_the_tracr_check_says_what_it_checked():
+    _reset_ids()
+    small = raspc.tracr.compile_rasp_to_model(rasp.Map(lambda x: x, rasp.tokens), {"a", "b"}, 3)
+    assert small.tracr_check == {"oracle": "tracr.rasp.evaluate", "inputs": 14, "undefined": 0, "mismatches": 0,
+                                 "chosen": "every input up to length 3"}
+    large = raspc.tracr.compile_rasp_to_model(rasp.Map(lambda x: x, rasp.tokens), {"a", "b", "c", "d"}, 8)
+    check = large.tracr_check
+    assert check["inputs"] >= 1000 and check["mismatches"] == 0
+    assert check["chosen"] == "every input up to length 3, then 184 random inputs of each length 4 to 8"
+
+
+def test_bad_arguments_raise_raspc_errors():
+    _reset_ids()
+    with pytest.raises(raspc.CompileError, match="from_tracr takes a Tracr SOp"):
+        raspc.tracr.compile_rasp_to_model(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ), {"a"}, 3)
+    with pytest.raises(raspc.InputError, match="max_seq_len: error: 0 is not a positive whole number"):
+        raspc.tracr.compile_rasp_to_model(rasp.tokens, {"a"}, 0)
+    with pytest.raises(raspc.InputError, match="vocab: error: the vocabulary must be a set or list of tokens"):
+        raspc.tracr.compile_rasp_to_model(rasp.tokens, 5, 3)
+    # An s-op where a selector belongs, built by hand past Tracr's own checks.
+    bad = rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ), rasp.tokens)
+    bad.selector = rasp.tokens
+    with pytest.raises(raspc.CompileError) as caught:
+        raspc.tracr.compile_rasp_to_model(bad, {"a"}, 3)
+    assert caught.value.path == f"tracr:{bad.label}" and caught.value.line == 2
+    assert "Aggregate's input 1 must be a selector, but `tokens = tokens` is an s-op" in str(caught.value)
