@@ -1,10 +1,13 @@
-"""Runs the README's "Using a compiled model elsewhere" examples, so they cannot go stale:
-the ```sh block's commands (raspc replaced by the binary under test), then every ```python block
-in order, each in a fresh interpreter, in one temporary folder; a ```text block right after a
-python block is its exact expected output.
+"""Runs a README section's examples, so they cannot go stale: the ```sh blocks' commands (raspc
+replaced by the binary under test), then every ```python block in order, each in a fresh
+interpreter, in one temporary folder; a ```text block right after a python block is its exact
+expected output. The section is "## Using a compiled model elsewhere" unless --section names
+another heading; --pythonpath puts the built raspc package on the examples' path (exit 77,
+skipped, where the module is not built there).
 
-    python readme_examples.py README.md RASPC_BINARY PROGRAMS_DIR
+    python readme_examples.py README.md RASPC_BINARY PROGRAMS_DIR [--section HEADING] [--pythonpath DIR]
 """
+import argparse
 import os
 import re
 import subprocess
@@ -12,33 +15,56 @@ import sys
 import tempfile
 
 SECTION = "## Using a compiled model elsewhere"
+SKIPPED = 77
 
 
-def blocks(readme):
-    text = open(readme, encoding="utf-8").read()
-    start = text.index(SECTION)
-    end = text.find("\n## ", start + len(SECTION))
-    section = text[start:end if end >= 0 else len(text)]
-    return re.findall(r"```(\w+)\n(.*?)```", section, re.S)
+def blocks(readme, section):
+    """The fenced blocks between the heading and the next heading of its level or above."""
+    lines = open(readme, encoding="utf-8").read().splitlines(keepends=True)
+    if section + "\n" not in lines:
+        raise SystemExit(f"{readme}: no heading {section!r}")
+    level = len(section) - len(section.lstrip("#"))
+    body, fenced = [], False
+    for line in lines[lines.index(section + "\n") + 1:]:
+        heading = line.split(" ", 1)[0]
+        if not fenced and heading and set(heading) == {"#"} and len(heading) <= level:
+            break  # a heading, not a comment line inside a code block
+        fenced ^= line.startswith("```")
+        body.append(line)
+    return re.findall(r"```(\w+)\n(.*?)```", "".join(body), re.S)
 
 
-def main(readme, raspc, programs):
-    raspc, programs = os.path.abspath(raspc), os.path.abspath(programs)
-    found = blocks(readme)
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("readme")
+    parser.add_argument("raspc")
+    parser.add_argument("programs")
+    parser.add_argument("--section", default=SECTION)
+    parser.add_argument("--pythonpath")
+    args = parser.parse_args()
+    raspc, programs = os.path.abspath(args.raspc), os.path.abspath(args.programs)
+    env = dict(os.environ)
+    if args.pythonpath:
+        package = os.path.join(args.pythonpath, "raspc")
+        if not os.path.isdir(package) or not any(name.startswith("_raspc") for name in os.listdir(package)):
+            print(f"skipped: the raspc module is not built in {package}")
+            return SKIPPED
+        env["PYTHONPATH"] = os.path.abspath(args.pythonpath) + os.pathsep + env.get("PYTHONPATH", "")
+    found = blocks(args.readme, args.section)
     failures = 0
     with tempfile.TemporaryDirectory(prefix="raspc-readme-") as work:
         os.symlink(programs, os.path.join(work, "programs"))
         for i, (kind, body) in enumerate(found):
             if kind == "sh":
                 for line in body.strip().splitlines():
-                    args = line.split()
-                    assert args[0] == "raspc", line
-                    r = subprocess.run([raspc] + args[1:], cwd=work, capture_output=True, text=True)
+                    command = line.split()
+                    assert command[0] == "raspc", line
+                    r = subprocess.run([raspc] + command[1:], cwd=work, capture_output=True, text=True)
                     if r.returncode != 0:
                         print(f"FAILED: {line}\n{r.stderr}")
                         return 1
             elif kind == "python":
-                r = subprocess.run([sys.executable, "-c", body], cwd=work, capture_output=True, text=True)
+                r = subprocess.run([sys.executable, "-c", body], cwd=work, capture_output=True, text=True, env=env)
                 expected = found[i + 1][1] if i + 1 < len(found) and found[i + 1][0] == "text" else None
                 ok = r.returncode == 0 and (expected is None or r.stdout == expected)
                 failures += not ok
@@ -51,4 +77,4 @@ def main(readme, raspc, programs):
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(main())

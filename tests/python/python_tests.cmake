@@ -14,6 +14,12 @@ if(RASPC_PYTHON_EXECUTABLE)  # without the module the entries exit 77 (skipped)
            COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH} --venv
                    ${CMAKE_CURRENT_LIST_DIR}/interop/test_tracr_lib.py)
   set_tests_properties("python: Tracr's library programs" PROPERTIES SKIP_RETURN_CODE 77 LABELS interop)
+  # The surface of Tracr's AssembledTransformerModel (raspc.tracr_model) read by Tracr's own forward,
+  # a real Tracr model and TransformerLens converters (the 2.x entries use the -tl2 venv beside it).
+  add_test(NAME "python: Tracr's model surface"
+           COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH} --venv
+                   ${CMAKE_CURRENT_LIST_DIR}/interop/test_tracr_model.py)
+  set_tests_properties("python: Tracr's model surface" PROPERTIES SKIP_RETURN_CODE 77 LABELS interop)
   add_test(NAME "python: to_transformers and to_transformer_lens"
            COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH} --venv
                    ${CMAKE_CURRENT_LIST_DIR}/interop/test_exports.py)
