@@ -42,7 +42,7 @@ from fractions import Fraction
 
 import raspc
 from raspc import _raspc
-from raspc.tracr_model import TracrModel, TracrOutput  # noqa: F401 (part of raspc.tracr's surface)
+from raspc.tracr_model import TracrModel, TracrOutput, check_special_tokens  # noqa: F401 (raspc.tracr's surface)
 
 # The value Tracr writes as None (an empty selection's default, and maps of it).
 NONE = "\u22a5"
@@ -652,6 +652,7 @@ def compile_rasp_to_model(program, vocab, max_seq_len, causal=False, compiler_bo
     ``.tracr_check`` says what the second one checked, ``.model.report`` the first. A model either
     oracle disagrees with raises CompileError."""
     del mlp_exactness
+    check_special_tokens(_vocabulary(vocab), compiler_bos, compiler_pad)  # before the compile, not after
     converted = from_tracr(program, vocab, max_seq_len, causal=causal)
     model = raspc.compile(converted, vocab=converted.tracr_vocab, max_len=max_seq_len, causal=bool(causal),
                           **raspc_options)

@@ -249,14 +249,23 @@ def _padded(array, pads, axis, fill=0.0):
     return np.concatenate([array, np.full(shape, fill, dtype=array.dtype)], axis=axis)
 
 
+def check_special_tokens(vocab, compiler_bos, compiler_pad):
+    """Refuses, as Tracr does, a BOS or pad token that is missing or collides with the other or
+    with a token of the vocabulary (raspc.InputError)."""
+    if compiler_bos is None:
+        raise raspc.InputError("compiler_bos: error: raspc's models always start with a BOS token, "
+                               "so compiler_bos cannot be None")
+    for special in (compiler_bos, compiler_pad):
+        if special in vocab or compiler_bos == compiler_pad:
+            raise raspc.InputError(f"compiler_bos: error: the BOS and pad tokens must differ from each other "
+                                   f"and from every token of the vocabulary, as in Tracr; {special!r} does not")
+
+
 class TracrModel:
     """A raspc-compiled model behind the surface of Tracr's ``AssembledTransformerModel``.
     ``.model`` is the raspc Model, ``.program`` the converted raspc Program."""
 
     def __init__(self, model, program, compiler_bos, compiler_pad):
-        if compiler_bos is None:
-            raise raspc.InputError("compiler_bos: error: raspc's models always start with a BOS token, "
-                                   "so compiler_bos cannot be None")
         self.model = model
         self.program = program
         self.compiler_bos = compiler_bos
@@ -297,10 +306,7 @@ class TracrModel:
         source = getattr(self.program, "tracr_source_vocab", None)
         if source is None:
             source = [codec.to_python(a) if codec else a for a in self.program.tracr_vocab]
-        for special in (self.compiler_bos, self.compiler_pad):
-            if special in source or self.compiler_bos == self.compiler_pad:
-                raise raspc.InputError(f"compiler_bos: error: the BOS and pad tokens must differ from each other "
-                                       f"and from every token of the vocabulary, as in Tracr; {special!r} does not")
+        check_special_tokens(source, self.compiler_bos, self.compiler_pad)
         encoding = {self.compiler_bos: native.bos_id}
         self._atoms = {}  # token id -> the raspc atom the forward takes
         for value in source:
