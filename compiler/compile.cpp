@@ -164,4 +164,15 @@ CompileResult compile_program(const Program& input_program, const CompileOptions
   return result;
 }
 
+void check_compile_limits(int max_len, int verify_len, long samples, const OptionNames& names) {
+  if (max_len < 1 || max_len > kMaxCompileLength)
+    fail_file(names.max_len, "must be between 1 and " + std::to_string(kMaxCompileLength) + ", not " + std::to_string(max_len));
+  if (verify_len < 0) fail_file(names.verify_len, "must be at least 1");
+  if (verify_len > max_len)
+    fail_file(names.verify_len, "is " + std::to_string(verify_len) + ", above " + names.max_len + " " +
+                                    std::to_string(max_len) + ": the model takes no longer inputs to verify");
+  if (samples < 0 || samples > kMaxSamples)
+    fail_file(names.samples, "must be from 0 to " + std::to_string(kMaxSamples) + ", not " + std::to_string(samples));
+}
+
 }  // namespace raspc

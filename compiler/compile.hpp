@@ -51,6 +51,16 @@ struct CompileOptions {
   std::function<void(long done, long total, double work)> on_verify_progress;
 };
 
+// The bounds of what a user may ask a compile for, shared by the command line and Python so both
+// refuse the same things with the same sentence; `names` are the flags' or the arguments' names
+// ("--max-len" or "max_len"). An enormous sample count would verify for ever instead of failing.
+constexpr int kMaxCompileLength = 4096;
+constexpr long kMaxSamples = 10'000'000;
+struct OptionNames {
+  std::string max_len, verify_len, samples;
+};
+void check_compile_limits(int max_len, int verify_len, long samples, const OptionNames& names);
+
 struct CompileReport {
   ModelConfig config;  // the assembled model's, whole (on_assembled has no model to read it from)
   int layers = 0, heads = 0, n_embd = 0, n_inner = 0;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile.hpp"
 #include "runtime/forward.hpp"
 #include "support/diagnostics.hpp"
 
@@ -16,7 +17,7 @@ Device device_option(const std::string& name);
 
 // The documented bounds of the counts a user gives (an enormous --samples or -n would run for
 // ever instead of failing).
-constexpr long kMaxSamples = 10'000'000;
+using raspc::kMaxSamples;  // compiler/compile.hpp
 constexpr int kMaxGeneratedTokens = 100'000;
 
 // check_output_path, and also that the folder can be written (a file is renamed into place

@@ -163,14 +163,7 @@ void add_compile_command(CLI::App& app) {
     options.vocab = vocab_option->count() > 0 ? parse_vocabulary(args->vocab, "--vocab") : header_vocabulary(header);
     if (options.vocab.empty())
       fail_file(args->file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
-    if (args->max_len < 1 || args->max_len > 4096)
-      fail_file("--max-len", "must be between 1 and 4096, not " + std::to_string(args->max_len));
-    if (args->verify_len < 0) fail_file("--verify-len", "must be at least 1");
-    if (args->verify_len > args->max_len)
-      fail_file("--verify-len", "is " + std::to_string(args->verify_len) + ", above --max-len " +
-                                    std::to_string(args->max_len) + ": the model takes no longer inputs to verify");
-    if (args->samples < 0 || args->samples > kMaxSamples)
-      fail_file("--samples", "must be from 0 to " + std::to_string(kMaxSamples) + ", not " + std::to_string(args->samples));
+    check_compile_limits(args->max_len, args->verify_len, args->samples, {"--max-len", "--verify-len", "--samples"});
     if (args->causal && header.causal == false)
       std::cerr << args->file << ": warning: the header says `causal: no`, but --causal is given: a selector then sees "
                                  "only earlier keys, so the program computes something else than its header describes\n";
@@ -251,7 +244,8 @@ void add_compile_command(CLI::App& app) {
       std::cout << "nothing written (no -o given)\n";
     }
     if (export_format) {
-      export_model(result.model, *export_format, export_path);
+      export_model(result.model, *export_format, export_path, {args->file},
+                   args->export_path.empty() ? "--export" : "--export-to");
       if (!args->json) std::cout << "wrote " << export_path << " (" << export_format_name(*export_format) << ")\n";
     }
   });

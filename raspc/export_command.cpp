@@ -21,7 +21,7 @@ void add_export_command(CLI::App& app) {
     ExportFormat format = parse_export_format(options->format);
     check_export_path(format, options->out_path, "-o", {options->model_path});
     Model model = load_model(options->model_path);
-    export_model(model, format, options->out_path);
+    export_model(model, format, options->out_path, {options->model_path});
     std::cout << "wrote " << options->out_path << " (" << export_format_name(format) << ")\n";
   });
 }

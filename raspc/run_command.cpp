@@ -71,7 +71,8 @@ void print_result(const RunOptions& options, const Model& model, const std::stri
   ForwardOptions forward = output_forward_options(model);
   forward.capture_residual = forward.capture_residual || options.trace;
   ForwardResult result = backend.forward({sequence}, forward);
-  PositionOutputs outputs = naming_errors(options.model_path, [&] { return read_outputs(model, result, 0); });
+  PositionOutputs outputs =
+      naming_errors(options.model_path, [&] { return read_outputs_locating(backend, model, result, 0, sequence); });
   if (options.trace) {
     ResidualTrace trace = naming_errors(options.model_path, [&] { return decode_residual(model, result, 0, sequence); });
     if (trace.placement.sops.empty())

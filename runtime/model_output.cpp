@@ -146,6 +146,45 @@ bool has_numerical_output(const Model& model) {
   return output.is_object() && output.contains("encoding") && output["encoding"] == "numerical";
 }
 
+namespace {
+
+// The id of `token` where it is one of the `allowed` input ids, else -1.
+int allowed_id(const Model& model, const std::vector<int>& allowed, const std::string& token) {
+  const int id = model.token_id(token);
+  for (int a : allowed)
+    if (a == id) return id;
+  return -1;
+}
+
+// Why a sequence of `count` tokens cannot run ("" when it can): empty, or longer than the
+// positions beside BOS.
+std::string length_problem(const Model& model, size_t count) {
+  if (count == 0) return "the input is empty; give at least one token";
+  const int capacity = model.config.n_positions - (model.bos_id >= 0 ? 1 : 0);
+  if (count <= size_t(capacity)) return "";
+  return "the input has " + std::to_string(count) + " tokens but the model takes at most " + std::to_string(capacity) +
+         (model.bos_id >= 0 ? " (its " + std::to_string(model.config.n_positions) + " positions minus BOS)"
+                            : std::string(" (its positions)"));
+}
+
+// A token as a message shows it: control characters (a newline) escaped, long ones cut.
+std::string printable(const std::string& token) {
+  std::string out;
+  for (unsigned char c : token) {
+    if (out.size() > 60) return out + "...";
+    if (c < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<int> parse_model_input(const Model& model, const std::string& text, const std::string& origin) {
   auto source = std::make_shared<SourceFile>(SourceFile{origin, text});
   require_utf8(source);
@@ -161,13 +200,8 @@ std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<con
   const std::vector<int> allowed = input_vocabulary(model);
   auto lookup = [&](size_t begin, size_t end) {
     std::string token = text.substr(begin, end - begin);
-    int id = model.token_id(token);
-    bool ok = id >= 0;
-    if (ok) {
-      ok = false;
-      for (int a : allowed) ok = ok || a == id;
-    }
-    if (!ok)
+    const int id = allowed_id(model, allowed, token);
+    if (id < 0)
       fail_at(span(begin, end), "\"" + token + "\" is not in the model's input vocabulary (" +
                                     describe_vocabulary(model, allowed) + ")");
     return id;
@@ -211,15 +245,23 @@ std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<con
       i += length;
     }
   }
-  if (tokens.empty()) fail_at(span(first, last), "the input is empty; give at least one token");
-  const int capacity = model.config.n_positions - (model.bos_id >= 0 ? 1 : 0);
-  if (int(tokens.size()) > capacity)
-    fail_at(span(first, last),
-            "the input has " + std::to_string(tokens.size()) + " tokens but the model takes at most " +
-                std::to_string(capacity) +
-                (model.bos_id >= 0 ? " (its " + std::to_string(model.config.n_positions) + " positions minus BOS)"
-                                   : std::string(" (its positions)")));
+  if (const std::string problem = length_problem(model, tokens.size()); !problem.empty()) fail_at(span(first, last), problem);
   return tokens;
+}
+
+std::vector<int> model_input_tokens(const Model& model, const std::vector<std::string>& tokens,
+                                    const std::string& origin) {
+  if (const std::string problem = length_problem(model, tokens.size()); !problem.empty()) fail_file(origin, problem);
+  const std::vector<int> allowed = input_vocabulary(model);
+  std::vector<int> ids;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const int id = allowed_id(model, allowed, tokens[i]);
+    if (id < 0)
+      fail_file(origin, "item " + std::to_string(i) + " (\"" + printable(tokens[i]) +
+                            "\") is not in the model's input vocabulary (" + describe_vocabulary(model, allowed) + ")");
+    ids.push_back(id);
+  }
+  return ids;
 }
 
 std::vector<int> with_bos(const Model& model, const std::vector<int>& tokens) {
@@ -234,6 +276,16 @@ ForwardOptions output_forward_options(const Model& model) {
   options.capture_residual = has_numerical_output(model);
   return options;
 }
+
+namespace {
+
+[[noreturn]] void fail_non_finite(int position) {
+  throw NonFiniteOutput(format_error(Span{}, "the model's output at position " + std::to_string(position) +
+                                                 " is not a finite number (inf or NaN): its weights overflow float32"),
+                        position);
+}
+
+}  // namespace
 
 PositionOutputs read_outputs(const Model& model, const ForwardResult& result, int b) {
   const int first = model.bos_id >= 0 ? 1 : 0;
@@ -251,6 +303,7 @@ PositionOutputs read_outputs(const Model& model, const ForwardResult& result, in
     const std::vector<std::pair<double, std::string>> values = output_values(output);
     const int last_stage = 2 * model.config.n_layer;
     for (int t = first; t < length; ++t) {
+      if (!std::isfinite(result.residual_at(b, last_stage, t)[dim])) fail_non_finite(t - first);
       out.values.push_back(reading_text(result.residual_at(b, last_stage, t)[dim], values));
       out.margins.push_back(std::numeric_limits<float>::quiet_NaN());
     }
@@ -272,6 +325,8 @@ PositionOutputs read_outputs(const Model& model, const ForwardResult& result, in
   }
   for (int t = first; t < length; ++t) {
     const float* logits = result.logits_at(b, t);
+    for (int v = 0; v < model.config.vocab_size; ++v)
+      if (!std::isfinite(logits[v])) fail_non_finite(t - first);
     int best = -1;
     float runner_up = -std::numeric_limits<float>::infinity();
     for (int v : candidates) {
@@ -288,9 +343,33 @@ PositionOutputs read_outputs(const Model& model, const ForwardResult& result, in
   return out;
 }
 
+PositionOutputs read_outputs_locating(Backend& backend, const Model& model, const ForwardResult& result, int b,
+                                      const std::vector<int>& sequence) {
+  try {
+    return read_outputs(model, result, b);
+  } catch (const NonFiniteOutput& error) {
+    ForwardOptions options;
+    options.capture_residual = true;
+    const ForwardResult full = backend.forward({sequence}, options);
+    const int stages = 2 * model.config.n_layer + 1;
+    std::string where = "ln_f or the unembedding";
+    for (int stage = 0; stage < stages && where == "ln_f or the unembedding"; ++stage) {
+      const float* x = full.residual_at(0, stage, 0);
+      if (std::all_of(x, x + size_t(full.time) * full.n_embd, [](float v) { return std::isfinite(v); })) continue;
+      where = stage == 0 ? "the embeddings"
+                         : "blocks." + std::to_string((stage - 1) / 2) + (stage % 2 == 1 ? ".attn" : ".mlp");
+    }
+    std::string message = error.what();
+    message.pop_back();  // the newline
+    fail_at(Span{}, message.substr(std::string("error: ").size()) + "; the first value that is not finite is in " +
+                        where);
+  }
+}
+
 PositionOutputs run_positions(Backend& backend, const Model& model, const std::vector<int>& tokens) {
-  ForwardResult result = backend.forward({with_bos(model, tokens)}, output_forward_options(model));
-  return read_outputs(model, result, 0);
+  const std::vector<int> sequence = with_bos(model, tokens);
+  ForwardResult result = backend.forward({sequence}, output_forward_options(model));
+  return read_outputs_locating(backend, model, result, 0, sequence);
 }
 
 std::string format_reading(float reading, const std::vector<std::string>& exact_values) {

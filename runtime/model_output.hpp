@@ -52,6 +52,12 @@ std::vector<int> parse_model_input(const Model& model, const std::string& text, 
 std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<const SourceFile>& source, size_t first,
                                    size_t last);
 
+// The token ids of a sequence given as a list of token texts (Python's list input): each item is
+// one token, taken as it is (no parsing: "a,b" is one token, refused unless the vocabulary holds
+// it). Errors name `origin` and the item's position.
+std::vector<int> model_input_tokens(const Model& model, const std::vector<std::string>& tokens,
+                                    const std::string& origin);
+
 // [BOS] + tokens when the model has a BOS token, else tokens.
 std::vector<int> with_bos(const Model& model, const std::vector<int>& tokens);
 
@@ -67,7 +73,19 @@ struct PositionOutputs {
 
 // The outputs of sequence b of `result`, which must come from a forward over with_bos(tokens)
 // with output_forward_options(model).
+// A logit or a numerical reading that is not finite (weights that overflow float32) is a
+// NonFiniteOutput, never a printed nan; read_outputs_locating names the first stage where the
+// forward stops being finite.
 PositionOutputs read_outputs(const Model& model, const ForwardResult& result, int b);
+struct NonFiniteOutput : UserError {
+  NonFiniteOutput(const std::string& formatted, int position) : UserError(formatted), position(position) {}
+  int position;  // the input position (BOS excluded)
+};
+// read_outputs, and on a NonFiniteOutput a UserError that also names the first stage of the model
+// ("the embeddings", "blocks.0.attn", "blocks.0.mlp", ..., "ln_f or the unembedding") holding a value
+// that is not finite, found by running `sequence` (b's, BOS included) again with the residual.
+PositionOutputs read_outputs_locating(Backend& backend, const Model& model, const ForwardResult& result, int b,
+                                      const std::vector<int>& sequence);
 
 // Runs one input sequence (token ids without BOS) and reads its outputs.
 PositionOutputs run_positions(Backend& backend, const Model& model, const std::vector<int>& tokens);

@@ -206,6 +206,32 @@ struct HeaderReader {
   }
 };
 
+// What is wrong with raspc.metadata's other fields, in one sentence ("" when nothing): every reader
+// (export, view, inspect, run) takes them to have these types, so a file that breaks one is
+// refused here instead of failing inside a command.
+std::string metadata_fields_problem(const json& metadata, int bos_id) {
+  if (metadata.contains("mode")) {
+    const json& mode = metadata["mode"];
+    if (!mode.is_string() || (mode != "causal" && mode != "bidirectional"))
+      return "\"mode\" must be \"causal\" or \"bidirectional\", not " + mode.dump();
+  }
+  for (const char* key : {"program", "source"})
+    if (metadata.contains(key) && !metadata[key].is_string())
+      return std::string("\"") + key + "\" must be a string (the program's source), not " +
+             metadata[key].type_name() + " " + metadata[key].dump().substr(0, 40);
+  for (const char* key : {"mlp_units", "heads"})
+    if (metadata.contains(key) && !metadata[key].is_array())
+      return std::string("\"") + key + "\" must be a list, not " + metadata[key].dump().substr(0, 40);
+  for (const char* key : {"compile", "trainer"})
+    if (metadata.contains(key) && !metadata[key].is_object())
+      return std::string("\"") + key + "\" must be an object, not " + metadata[key].dump().substr(0, 40);
+  if (bos_id >= 0 && metadata.contains("output") && metadata["output"].contains("token_ids"))
+    for (const json& id : metadata["output"]["token_ids"])
+      if (id == bos_id)
+        return "output.token_ids lists the BOS token's id " + std::to_string(bos_id) + ", which is never an output";
+  return "";
+}
+
 json parse_metadata_json(const HeaderReader& reader, const json& metadata, const std::string& key) {
   if (!metadata.contains(key))
     reader.fail_key("__metadata__", "__metadata__ has no \"" + key + "\" entry; this is not a raspc model file");
@@ -329,7 +355,8 @@ Model parse_model_parts(std::string_view prefix, uint64_t file_size, const std::
   if (metadata.contains("raspc.metadata")) {
     model.metadata = parse_metadata_json(reader, metadata, "raspc.metadata");
     if (!model.metadata.is_object()) reader.fail_key("raspc.metadata", "raspc.metadata must be a JSON object");
-    const std::string problem = output_metadata_problem(model.metadata, config);
+    std::string problem = output_metadata_problem(model.metadata, config);
+    if (problem.empty()) problem = metadata_fields_problem(model.metadata, model.bos_id);
     if (!problem.empty()) reader.fail_key("raspc.metadata", "raspc.metadata: " + problem);
   }
 

@@ -1,6 +1,7 @@
 #include "support/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "support/diagnostics.hpp"
 
@@ -76,6 +79,50 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
     int err = errno;
     std::remove(temp.c_str());
     fail_file(path, std::string("cannot move the finished file into place: ") + std::strerror(err));
+  }
+}
+
+void write_folder_atomically(const std::string& given, const std::function<void(const std::string&)>& write) {
+  namespace fs = std::filesystem;
+  std::string path = given;  // "out/" is the folder out
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const std::string parent = parent_folder(path);
+  const std::string base = parent + "/." + fs::path(path).filename().string() + ".raspc-";
+  auto temporary_folder = [&](const char* kind) {
+    std::string name = base + kind + "XXXXXX";
+    if (!::mkdtemp(name.data())) fail_file(path, std::string("cannot create a folder beside it: ") + std::strerror(errno));
+    return name;
+  };
+  const std::string fresh = temporary_folder("new-");
+  std::error_code ignored;
+  try {
+    // mkdtemp makes the folder private (0700); the export gets the permissions of any new folder.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::chmod(fresh.c_str(), 0777 & ~mask);
+    write(fresh);
+    if (!fs::exists(fs::symlink_status(path, ignored))) {
+      if (::rename(fresh.c_str(), path.c_str()) != 0)
+        fail_file(path, std::string("cannot move the folder into place: ") + std::strerror(errno));
+      return;
+    }
+    // rename() replaces only an empty folder: move the old one aside (onto an empty folder of our
+    // own), the new one in, then remove the old one.
+    const std::string old = temporary_folder("old-");
+    if (::rename(path.c_str(), old.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      fs::remove(old, ignored);
+      fail_file(path, "cannot replace the folder: " + why);
+    }
+    if (::rename(fresh.c_str(), path.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      ::rename(old.c_str(), path.c_str());
+      fail_file(path, "cannot move the folder into place: " + why);
+    }
+    fs::remove_all(old, ignored);
+  } catch (...) {
+    fs::remove_all(fresh, ignored);
+    throw;
   }
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,12 @@ namespace raspc {
 // Writes `contents` to `path` atomically (temporary file in the same folder, then rename).
 // Errors (folder missing, disk full, `path` not a regular file) are UserErrors naming the path.
 void write_file_atomically(const std::string& path, std::string_view contents);
+
+// Writes a folder atomically: `write` fills a new temporary folder beside `path`, which then takes
+// `path`'s place (absent, or a folder, whose old contents are removed once the new folder is in).
+// If `write` or a rename fails, the temporary folder is removed and `path` is as it was. The
+// caller has checked that `path` may be replaced (no input inside, nothing of the user's).
+void write_folder_atomically(const std::string& path, const std::function<void(const std::string&)>& write);
 
 // Refuses an output file a write would destroy or could not make: an empty name (named by
 // `flag`, as "-o"), an existing path that is not a regular file (saying what it is), a path that

@@ -31,7 +31,7 @@ class Program:
     def from_file(path, output=None):
         """Reads and evaluates a .rasp file; ``output`` names the s-op to output (default: the
         last expression statement), as ``--output`` does."""
-        return Program(_raspc.parse_file(str(path), output or ""))
+        return Program(_raspc.parse_file(_path(path, "path"), _text(output or "", "output")))
 
     @property
     def source(self):
@@ -73,14 +73,16 @@ class Program:
 def parse(source, filename="<string>", output=None):
     """Evaluates RASP source text into a Program. A syntax or evaluation error raises
     CompileError with the located diagnostic (``.path``, ``.line``, ``.column``)."""
-    return Program(_raspc.parse(source, filename, output or ""))
+    return Program(_raspc.parse(_text(source, "source"), _text(filename, "filename"), _text(output or "", "output")))
 
 
 def evaluate(program, tokens, causal=False, trace=False):
     """Runs the reference interpreter on one input: a list of tokens, or a string in the CLI's
     ``--input`` form ("hello", "[3,1,2]"). Values are exact: ints, ``fractions.Fraction``, bools
     and strs. With ``trace``, a dict of every named s-op's values and ``"output"``."""
-    return _raspc.evaluate(_native_program(program), tokens, bool(causal), bool(trace))
+    _expect(causal, bool, "causal", "True or False")
+    _expect(trace, bool, "trace", "True or False")
+    return _raspc.evaluate(_native_program(program), _tokens(tokens), causal, trace)
 
 
 def compile(program, vocab=None, max_len=16, causal=None, layer_norm=True, verify=True,
@@ -96,23 +98,84 @@ def compile(program, vocab=None, max_len=16, causal=None, layer_norm=True, verif
     if vocab is None:
         vocab = native.vocab
     elif isinstance(vocab, str):
-        vocab = _raspc.parse_vocabulary(vocab)
+        vocab = _raspc.parse_vocabulary(_text(vocab, "vocab"))
     if causal is None:
         causal = bool(native.causal)
-    return Model(_raspc.compile(native, list(vocab), int(max_len), bool(causal), bool(layer_norm),
-                                activation, bool(verify), int(verify_len), int(samples), int(seed),
-                                device, dump_after or "", bool(explain)), getattr(program, "_codec", None))
+    # Strict types, as the command line's flags have: 3.7 is not a length, "no" is not False.
+    _expect(max_len, int, "max_len", "a whole number")
+    _expect(verify_len, int, "verify_len", "a whole number")
+    _expect(samples, int, "samples", "a whole number")
+    _expect(seed, int, "seed", "a whole number")
+    if seed < 0 or seed >= 2 ** 64:
+        raise InputError(f"seed: error: must be from 0 to 2^64 - 1, not {seed}")
+    for value, name in ((causal, "causal"), (layer_norm, "layer_norm"), (verify, "verify"), (explain, "explain")):
+        _expect(value, bool, name, "True or False")
+    for value, name in ((activation, "activation"), (device, "device")):
+        _text(value, name)
+    if dump_after is not None:
+        _expect(dump_after, str, "dump_after", "a pass name")
+        _text(dump_after, "dump_after")
+    if not isinstance(vocab, (list, tuple, set, frozenset)):
+        raise InputError(f"vocab: error: must be a list of tokens or a string, not {type(vocab).__name__}")
+    # A number beyond C++'s int is out of the compiler's bounds (check_compile_limits) too; it is
+    # refused here only because it cannot reach that check.
+    for value, name, top in ((max_len, "max_len", _raspc.max_compile_length), (verify_len, "verify_len", None),
+                             (samples, "samples", _raspc.max_samples)):
+        if not -2 ** 31 < value < 2 ** 31:
+            bound = f"between 1 and {top}" if name == "max_len" else (f"from 0 to {top}" if top else "at most max_len")
+            raise InputError(f"{name}: error: must be {bound}, not {value}")
+    return Model(_raspc.compile(native, list(vocab), max_len, causal, layer_norm, activation, verify, verify_len,
+                                samples, seed, device, dump_after or "", explain), getattr(program, "_codec", None))
 
 
 def load(path):
     """Reads a model file (safetensors) that ``raspc compile -o`` or Model.save wrote."""
-    return Model(_raspc.load(str(path)))
+    return Model(_raspc.load(_path(path, "path")))
 
 
 def _native_program(program):
     if isinstance(program, Program):
         return program._native
-    raise TypeError(f"expected a raspc.Program, not {type(program).__name__}")
+    raise InputError(f"program: error: expected a raspc.Program (from raspc.parse, Program.from_file or "
+                     f"from_tracr), not {type(program).__module__}.{type(program).__name__}")
+
+
+def _text(value, name):
+    """A str argument that C++ can take: text, and encodable as UTF-8 (no lone surrogate)."""
+    _expect(value, str, name, "a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{name}: error: {value!r} is not valid text (it holds a lone surrogate)") from None
+    return value
+
+
+def _path(value, name):
+    """A file name: a str or an os.PathLike, as text."""
+    import os
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, bytes) or not isinstance(value, str):
+        raise InputError(f"{name}: error: must be a file name (a str or a pathlib.Path), not {value!r:.60}")
+    return _text(value, name)
+
+
+def _tokens(tokens):
+    """An input as the C++ side takes it: text in --input's form, or a list (or tuple) of tokens."""
+    if isinstance(tokens, str):
+        return _text(tokens, "tokens")
+    if not isinstance(tokens, (list, tuple)):
+        raise InputError(f"tokens: error: must be a string or a list of tokens, not {type(tokens).__name__}")
+    for token in tokens:
+        if isinstance(token, str):
+            _text(token, "tokens")
+    return tokens
+
+
+def _expect(value, kind, name, what):
+    """An argument of the type the command line's flag would have: a bool is not a number here."""
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise InputError(f"{name}: error: must be {what}, not {value!r}")
 
 
 def _value_of_display(text):
@@ -171,9 +234,12 @@ class Forward:
         ("name:value" dimensions) reads as the value of its largest dimension (None where no
         dimension stands out: the s-op is not written yet), a numerical dimension as its number."""
         if self.residual is None:
-            raise ValueError("this forward did not capture the residual stream (capture=True)")
-        if isinstance(stage, str):
+            raise InputError("stage: error: this forward did not capture the residual stream (capture=True)")
+        if isinstance(stage, str) and stage in self.stages:
             stage = self.stages.index(stage)
+        elif isinstance(stage, bool) or not isinstance(stage, int) or not -len(self.stages) <= stage < len(self.stages):
+            raise InputError(f"stage: error: {stage!r} is none of the stages {', '.join(self.stages)} (or their "
+                             f"indices 0 to {len(self.stages) - 1})")
         stream = self.residual[stage]
         groups = {}
         decoded = {}
@@ -246,7 +312,8 @@ class Model:
     def forward(self, tokens, capture=True, device="cpu"):
         """Runs the model on one input; with ``capture``, the residual stream after every
         half-block and every head's attention pattern too. Returns a Forward."""
-        return Forward(self, self._native.forward(tokens, bool(capture), device))
+        _expect(capture, bool, "capture", "True or False")
+        return Forward(self, self._native.forward(_tokens(tokens), capture, _text(device, "device")))
 
     def decode_residual(self, tokens, stage):
         """Forward.decode_residual of this input: the s-op values the residual holds."""
@@ -254,14 +321,14 @@ class Model:
 
     def save(self, path):
         """Writes the model as one safetensors file (atomically), as ``raspc compile -o``."""
-        self._native.save(str(path))
+        self._native.save(_path(path, "path"))
 
     def export(self, path, format):
         """Writes the model for another runtime, as ``raspc export`` does: "hf" (a Hugging Face
         transformers folder), "tlens" (a TransformerLens folder with its loader), "gguf" (a
         file), "llmc" (an llm.c folder). A format that cannot run the model exactly refuses it
         (FileError, with the reason), before anything is written."""
-        self._native.export(str(path), format)
+        self._native.export(_path(path, "path"), _text(format, "format"))
 
     def to_transformers(self, folder=None):
         """The model as a Hugging Face ``GPT2LMHeadModel``, loaded from an "hf" export (into
@@ -296,7 +363,7 @@ class Model:
 
     def format_tensor(self, name):
         """One tensor as ``raspc inspect --tensor`` prints it, rows and columns labelled."""
-        return self._native.format_tensor(name)
+        return self._native.format_tensor(_text(name, "name"))
 
     def _output_value(self, text):
         if self._codec is not None:

@@ -29,7 +29,7 @@ struct PyProgram {
 py::object to_python(const Value& value);
 py::list to_python(const std::vector<Value>& values);
 // Python to atoms: bool, int, fractions.Fraction, float (taken exactly), str. Anything else is a
-// TypeError naming `what`.
+// TypeError naming `what` (nothing where `what` is "": the caller names the argument).
 Value from_python(const py::handle& object, const char* what);
 std::vector<Value> values_from_python(const py::handle& sequence, const char* what);
 

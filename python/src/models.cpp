@@ -2,6 +2,7 @@
 // (runtime/safetensors.hpp), running them on the CPU or CUDA backend (runtime/forward.hpp) and
 // showing their parameters as numpy views of Model::storage.
 #include <algorithm>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 
@@ -9,11 +10,13 @@
 #include <pybind11/stl.h>
 
 #include "compiler/compile.hpp"
+#include "language/input.hpp"
 #include "python/src/bindings.hpp"
 #include "runtime/export/export.hpp"
 #include "runtime/inspect.hpp"
 #include "runtime/model_output.hpp"
 #include "runtime/safetensors.hpp"
+#include "support/atomic_file.hpp"
 
 namespace raspc::python {
 
@@ -27,6 +30,9 @@ struct PyModel {
   std::unique_ptr<Backend> backend;
   Device device = Device::Cpu;
   std::optional<CompileReport> report;  // compiled here; a loaded model's is in its metadata
+  // The files it came from (the model file it was loaded from, the program file it was compiled
+  // from): save and export refuse to write over them, as the command line does.
+  std::vector<std::string> sources;
 
   Backend& backend_for(Device wanted) {
     if (!backend || device != wanted) {
@@ -56,16 +62,26 @@ py::dict report_to_python(const Model& model, const CompileReport& r) {
   return d;
 }
 
-// A sequence as Python gives it: a str in the CLI's --input form, or a list of tokens (written out
-// in the list form, so both go through the one parser and give the same errors).
+// A sequence as Python gives it: a str in the CLI's --input form, or a list (or tuple) of tokens,
+// each taken as one token as it is: never joined into text and parsed again, so a token holding
+// `,` or `]` passes and "a,b" is not two tokens.
 std::vector<int> model_input(const Model& model, const py::handle& tokens) {
   if (py::isinstance<py::str>(tokens)) return parse_model_input(model, tokens.cast<std::string>(), "tokens");
-  std::string text = "[";
+  if (!py::isinstance<py::list>(tokens) && !py::isinstance<py::tuple>(tokens))
+    fail_file("tokens", std::string("must be a string or a list of tokens, not ") + Py_TYPE(tokens.ptr())->tp_name);
+  std::vector<std::string> texts;
   for (const py::handle item : tokens) {
-    if (text.size() > 1) text += ",";
-    text += to_display(from_python(item, "tokens"));
+    Value value;
+    try {
+      value = from_python(item, "");
+    } catch (const py::builtin_exception& error) {
+      fail_file("tokens", error.what());
+    } catch (py::error_already_set& error) {
+      fail_file("tokens", error.what());
+    }
+    texts.push_back(to_display(value));
   }
-  return parse_model_input(model, text + "]", "tokens");
+  return model_input_tokens(model, texts, "tokens");
 }
 
 // A float array that owns a copy of `values` (forward results are small and short-lived).
@@ -89,7 +105,7 @@ py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const st
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(self.mutex);
     result = self.backend_for(device).forward({ids}, options);
-    outputs = read_outputs(self.model, result, 0);
+    outputs = read_outputs_locating(self.backend_for(device), self.model, result, 0, ids);
   }
   const py::ssize_t T = result.time, V = result.vocab, C = result.n_embd, L = result.n_layer, H = result.n_head;
   py::dict d;
@@ -121,11 +137,22 @@ CompileOptions compile_options(const PyProgram& program, const py::handle& vocab
                                long samples, uint64_t seed, const std::string& device,
                                const std::string& dump_after, bool explain) {
   CompileOptions options;
-  options.vocab = values_from_python(vocab, "vocab");
+  if (!py::isinstance<py::list>(vocab) && !py::isinstance<py::tuple>(vocab) && !py::isinstance<py::set>(vocab) &&
+      !py::isinstance<py::frozenset>(vocab))
+    fail_file("vocab", std::string("must be a list of tokens or a string, not ") + Py_TYPE(vocab.ptr())->tp_name);
+  for (const py::handle item : vocab) {
+    try {
+      options.vocab.push_back(from_python(item, ""));
+    } catch (const py::builtin_exception& error) {
+      fail_file("vocab", error.what());
+    }
+  }
   if (options.vocab.empty()) fail_file(program.source->name, "no vocabulary: give vocab=, or a `# vocab: ...` line at the top of the program");
-  if (max_len < 1 || max_len > 4096) fail_file("max_len", "must be between 1 and 4096, not " + std::to_string(max_len));
-  if (verify_len < 0) fail_file("verify_len", "must be at least 1");
-  if (samples < 0) fail_file("samples", "must be at least 0");
+  for (const Value& token : options.vocab)
+    if (token.is_string() && is_reserved_token(token.string()))
+      fail_file("vocab", "\"" + token.string() + "\" is the name of a model's beginning-of-sequence token, so it cannot "
+                         "be an input symbol");
+  check_compile_limits(max_len, verify_len, samples, {"max_len", "verify_len", "samples"});
   options.max_len = max_len;
   options.mode = causal ? Mode::Causal : Mode::Bidirectional;
   options.layer_norm = layer_norm;
@@ -165,6 +192,9 @@ std::shared_ptr<PyModel> compile(const PyProgram& program, const CompileOptions&
   auto model = std::make_shared<PyModel>();
   model->model = std::move(result.model);
   model->report = result.report;
+  std::error_code error;
+  if (program.source && std::filesystem::is_regular_file(program.source->name, error))
+    model->sources.push_back(program.source->name);
   return model;
 }
 
@@ -173,6 +203,8 @@ std::shared_ptr<PyModel> compile(const PyProgram& program, const CompileOptions&
 void bind_models(py::module_& module) {
   // How close a numerical output must be to the exact value, relative to max(1, |value|).
   module.attr("numerical_output_tolerance") = kNumericalOutputTolerance;
+  module.attr("max_compile_length") = kMaxCompileLength;
+  module.attr("max_samples") = kMaxSamples;
   py::class_<PyModel, std::shared_ptr<PyModel>>(module, "Model")
       .def_property_readonly("config", [](const PyModel& m) { return json_to_python(config_to_json(m.model.config)); })
       .def_property_readonly("vocab", [](const PyModel& m) { return m.model.vocab; })
@@ -209,6 +241,7 @@ void bind_models(py::module_& module) {
            [](const PyModel& m, const std::string& path) {
              translating_errors("FileError", [&] {
                py::gil_scoped_release release;
+               check_output_path(path, "path", m.sources);
                save_model(m.model, path);
              });
            },
@@ -218,7 +251,7 @@ void bind_models(py::module_& module) {
              ExportFormat parsed = translating_errors("InputError", [&] { return parse_export_format(format, "format"); });
              translating_errors("FileError", [&] {
                py::gil_scoped_release release;
-               export_model(m.model, parsed, path);
+               export_model(m.model, parsed, path, m.sources, "path");
              });
            },
            py::arg("path"), py::arg("format"))
@@ -237,6 +270,7 @@ void bind_models(py::module_& module) {
           auto model = std::make_shared<PyModel>();
           py::gil_scoped_release release;
           model->model = load_model(path);
+          model->sources.push_back(path);
           return model;
         });
       },

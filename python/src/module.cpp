@@ -3,6 +3,7 @@
 #include <climits>
 #include <cmath>
 
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include "python/src/bindings.hpp"
@@ -11,10 +12,13 @@ namespace raspc::python {
 
 namespace {
 
-py::object fraction_type() {
-  static py::object* fraction = new py::object(py::module_::import("fractions").attr("Fraction"));
-  return *fraction;
-}
+// fractions.Fraction, imported with the module (PYBIND11_MODULE says why).
+py::object* fraction_class = nullptr;  // never destroyed: values may be converted until exit
+
+py::object fraction_type() { return *fraction_class; }
+
+// "what: " before a message about a value, or nothing where the caller names the argument itself.
+std::string prefix(const char* what) { return what && *what ? std::string(what) + ": " : std::string(); }
 
 // A Python int or numerator/denominator pair as an exact rational of any size (through its
 // decimal digits where it does not fit int64).
@@ -30,12 +34,12 @@ Rational rational_from_python(const py::handle& numerator, const py::handle& den
   }
   if (overflow == 0 && den != 0) return Rational::of(num, den);
   const std::string den_text = denominator.is_none() ? "1" : py::str(denominator).cast<std::string>();
-  if (den_text == "0") throw py::value_error(std::string(what) + ": " + py::repr(object).cast<std::string>() +
+  if (den_text == "0") throw py::value_error(prefix(what) + py::repr(object).cast<std::string>() +
                                              " has no exact rational form");
   try {
     return Rational::of_decimal(py::str(numerator).cast<std::string>(), den_text);
   } catch (const RationalTooLarge& error) {
-    throw py::value_error(std::string(what) + ": " + error.what());
+    throw py::value_error(prefix(what) + error.what());
   }
 }
 
@@ -72,12 +76,12 @@ Value from_python(const py::handle& object, const char* what) {
     return Value::of_number(rational_from_python(object.attr("numerator"), object.attr("denominator"), object, what));
   if (py::isinstance<py::float_>(object)) {
     if (!std::isfinite(object.cast<double>()))
-      throw py::value_error(std::string(what) + ": " + py::repr(object).cast<std::string>() +
+      throw py::value_error(prefix(what) + py::repr(object).cast<std::string>() +
                             " has no exact rational form");
     py::tuple ratio = object.attr("as_integer_ratio")();
     return Value::of_number(rational_from_python(ratio[0], ratio[1], object, what));
   }
-  throw py::type_error(std::string(what) + ": " + py::repr(object).cast<std::string>() +
+  throw py::type_error(prefix(what) + py::repr(object).cast<std::string>() +
                        " is not a RASP value (int, fractions.Fraction, float, bool or str)");
 }
 
@@ -102,6 +106,12 @@ void raise_undefined_error(const std::string& message, int position) {
 }  // namespace raspc::python
 
 PYBIND11_MODULE(_raspc, module) {
+  // What conversions need from Python is looked up here, under the import lock, and not on first
+  // use: a function-local static whose initialiser imports a module (fractions, or numpy inside
+  // pybind11's array support) lets the import release the GIL while a second thread holds it
+  // waiting for the same static, and two threads' first Model.run deadlocked.
+  raspc::python::fraction_class = new pybind11::object(pybind11::module_::import("fractions").attr("Fraction"));
+  (void)pybind11::array_t<float>(0);  // initialises pybind11's numpy API (its static npy_api)
   module.doc() = "raspc's C++ core: the RASP language, the compiler and the GPT-2 runtime";
   raspc::python::bind_programs(module);
   raspc::python::bind_models(module);

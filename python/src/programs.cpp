@@ -26,7 +26,14 @@ std::shared_ptr<PyProgram> program_from_source(std::shared_ptr<const SourceFile>
 // A sequence as Python gives it: a str in the CLI's --input form ("hello", "[3,1,2]"), else a list.
 std::vector<Value> input_from_python(const py::handle& tokens) {
   if (py::isinstance<py::str>(tokens)) return parse_input(tokens.cast<std::string>(), "tokens");
-  std::vector<Value> input = values_from_python(tokens, "tokens");
+  std::vector<Value> input;
+  for (const py::handle item : tokens) {
+    try {
+      input.push_back(from_python(item, ""));
+    } catch (const py::builtin_exception& error) {
+      fail_file("tokens", error.what());
+    }
+  }
   if (input.empty()) fail_file("tokens", "the input sequence is empty");
   return input;
 }

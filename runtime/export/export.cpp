@@ -70,16 +70,23 @@ std::optional<std::string> export_refusal(const Model& model, ExportFormat forma
   return std::nullopt;
 }
 
-void export_model(const Model& model, ExportFormat format, const std::string& path) {
-  if (path.empty()) fail_file("-o", "is empty; name the export's folder (or, for gguf, its file)");
+void export_model(const Model& model, ExportFormat format, const std::string& path,
+                  const std::vector<std::string>& inputs, const std::string& flag) {
+  check_export_path(format, path, flag, inputs);
   if (auto reason = export_refusal(model, format))
     fail_file(path, std::string("cannot export as ") + export_format_name(format) + ": " + *reason);
-  switch (format) {
-    case ExportFormat::HuggingFace: write_hf_export(model, path); break;
-    case ExportFormat::TransformerLens: write_tlens_export(model, path); break;
-    case ExportFormat::Gguf: write_gguf_export(model, path); break;
-    case ExportFormat::Llmc: write_llmc_export(model, path); break;
+  if (format == ExportFormat::Gguf) {
+    write_gguf_export(model, path);  // one file, written atomically
+    return;
   }
+  write_folder_atomically(path, [&](const std::string& folder) {
+    switch (format) {
+      case ExportFormat::HuggingFace: write_hf_export(model, folder); break;
+      case ExportFormat::TransformerLens: write_tlens_export(model, folder); break;
+      case ExportFormat::Llmc: write_llmc_export(model, folder); break;
+      case ExportFormat::Gguf: break;
+    }
+  });
 }
 
 json export_metadata(const Model& model) {
@@ -141,31 +148,55 @@ std::vector<float> transposed(const float* data, size_t rows, size_t cols) {
   return out;
 }
 
-namespace {
-
-// An existing path that a folder export cannot write into.
-void refuse_non_folder(const std::string& path) {
-  std::error_code error;
-  fs::file_status status = fs::symlink_status(path, error);
-  if (fs::exists(status) && !fs::is_directory(status))
-    fail_file(path, std::string("exists and is ") + (fs::is_regular_file(status) ? "a file" : "not a folder") +
-                        "; this format is written as a folder, so -o must name a folder (new or existing)");
+const std::vector<std::string>& export_file_names(ExportFormat format) {
+  static const std::vector<std::string> hf = {"config.json",    "generation_config.json", "model.safetensors",
+                                              "README.md",      "tokenizer.json",         "tokenizer_config.json"};
+  static const std::vector<std::string> tlens = {"load_tlens.py", "model.safetensors", "tlens_config.json"};
+  static const std::vector<std::string> llmc = {"model.bin", "raspc.json", "tokenizer.bin"};
+  static const std::vector<std::string> none;
+  switch (format) {
+    case ExportFormat::HuggingFace: return hf;
+    case ExportFormat::TransformerLens: return tlens;
+    case ExportFormat::Llmc: return llmc;
+    case ExportFormat::Gguf: return none;
+  }
+  return none;
 }
-
-}  // namespace
 
 void check_export_path(ExportFormat format, const std::string& path, const std::string& flag,
                        const std::vector<std::string>& inputs) {
-  if (format == ExportFormat::Gguf) check_output_path(path, flag, inputs);
-  else if (path.empty()) fail_file(flag, "is empty; name the export's folder");
-  else refuse_non_folder(path);
-}
-
-void prepare_export_folder(const std::string& path) {
-  refuse_non_folder(path);
+  if (format == ExportFormat::Gguf) {
+    check_output_path(path, flag, inputs);
+    return;
+  }
+  if (path.empty()) fail_file(flag, "is empty; name the export's folder");
+  const std::string usage = std::string("; this format is written as a folder: name a new or empty folder, or one a "
+                                        "previous --format ") + export_format_name(format) + " export wrote";
   std::error_code error;
-  fs::create_directories(path, error);
-  if (error) fail_file(path, "cannot create the folder: " + error.message());
+  const fs::file_status status = fs::symlink_status(path, error);
+  if (!fs::exists(status)) {
+    const fs::path folder = fs::path(path).lexically_normal();
+    const fs::path trimmed = folder.has_filename() ? folder : folder.parent_path();  // "out/" is out
+    const fs::path parent = trimmed.parent_path().empty() ? fs::path(".") : trimmed.parent_path();
+    if (!fs::is_directory(parent, error))
+      fail_file(path, "cannot create the folder: its parent " + parent.string() + " does not exist");
+    return;
+  }
+  if (!fs::is_directory(status))
+    fail_file(path, std::string("exists and is ") + (fs::is_regular_file(status) ? "a file" : "not a folder") + usage);
+  const std::vector<std::string>& ours = export_file_names(format);
+  for (const fs::directory_entry& entry : fs::directory_iterator(path, error)) {
+    const std::string name = entry.path().filename().string();
+    for (const std::string& input : inputs)
+      if (fs::equivalent(entry.path(), input, error))
+        fail_file(path, "holds " + name + ", the input file " + input +
+                            "; the export would replace it: export into another folder");
+    if (!entry.is_regular_file(error) || entry.is_symlink(error) ||
+        std::find(ours.begin(), ours.end(), name) == ours.end())
+      fail_file(path, "holds " + name + ", which a " + export_format_name(format) +
+                          " export does not write; the export would mix with it" + usage);
+  }
+  if (error) fail_file(path, "cannot list the folder: " + error.message());
 }
 
 std::string join_path(const std::string& folder, const std::string& file) {

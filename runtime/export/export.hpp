@@ -34,15 +34,23 @@ const char* export_format_name(ExportFormat format);
 // Why `format`'s runtime cannot run `model` exactly, or nothing when it can.
 std::optional<std::string> export_refusal(const Model& model, ExportFormat format);
 
+// The files a folder format writes (none for gguf, a file).
+const std::vector<std::string>& export_file_names(ExportFormat format);
+
 // Refuses, before any work, an export path that would destroy something: for gguf (a file) what
-// check_output_path refuses (one of `inputs`, a folder, a link, a device...), for the folder
-// formats an existing path that is not a folder. `flag` names the option in the message.
+// check_output_path refuses (one of `inputs`, a folder, a link, a device...); for the folder
+// formats an existing path that is not a folder, a folder whose parent does not exist, and an
+// existing folder holding anything but the files a previous export of this format wrote (a user's
+// own files, another format's, one of `inputs`). `flag` names the option in the message.
 void check_export_path(ExportFormat format, const std::string& path, const std::string& flag,
                        const std::vector<std::string>& inputs);
 
-// Writes `model` in `format` at `path` (a folder for hf, tlens and llmc, a file for gguf). A
-// refusal, or a path that cannot take the export, is a UserError naming the path.
-void export_model(const Model& model, ExportFormat format, const std::string& path);
+// Writes `model` in `format` at `path` (a folder for hf, tlens and llmc, a file for gguf), after
+// check_export_path. A folder is written whole into a temporary folder beside it and renamed into
+// place (replacing a previous export of the same format), so a failure leaves no partial folder.
+// A refusal, or a path that cannot take the export, is a UserError naming the path.
+void export_model(const Model& model, ExportFormat format, const std::string& path,
+                  const std::vector<std::string>& inputs = {}, const std::string& flag = "-o");
 
 // --- shared by the writers ---------------------------------------------------------------------
 
@@ -61,12 +69,10 @@ std::vector<float> transposed(const float* data, size_t rows, size_t cols);
 // llm.c's padded vocabulary size (Vp): the vocabulary rounded up to a multiple of 128.
 int llmc_padded_vocab(int vocab_size);
 
-// The folder an export writes its files into: created when missing; refused when it exists and is
-// not a folder. Files inside are written atomically one by one.
-void prepare_export_folder(const std::string& path);
 std::string join_path(const std::string& folder, const std::string& file);
 
-// The writers, called by export_model after the refusal check.
+// The writers, called by export_model after the refusal check; a folder format's writer writes
+// export_file_names' files into `folder`, a new empty folder.
 void write_hf_export(const Model& model, const std::string& folder);
 void write_tlens_export(const Model& model, const std::string& folder);
 void write_gguf_export(const Model& model, const std::string& file);

@@ -178,7 +178,6 @@ std::string model_card(const Model& model) {
 
 void write_hf_export(const Model& input, const std::string& folder) {
   const Model model = input.config.n_inner == 0 ? with_mlp_width(input, 1) : input;
-  prepare_export_folder(folder);
   write_file_atomically(join_path(folder, "model.safetensors"), serialize_model(model));
   write_file_atomically(join_path(folder, "config.json"), hf_config(model).dump(2) + "\n");
   write_file_atomically(join_path(folder, "generation_config.json"), hf_generation_config(model).dump(2) + "\n");

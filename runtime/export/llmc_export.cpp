@@ -86,7 +86,6 @@ void write_llmc_export(const Model& input, const std::string& folder) {
   nlohmann::json sidecar = export_metadata(input);
   sidecar["llmc"] = {{"model", "model.bin"}, {"tokenizer", "tokenizer.bin"}, {"padded_vocab_size", Vp},
                      {"mlp_units_padded_to", I}};
-  prepare_export_folder(folder);
   write_file_atomically(join_path(folder, "model.bin"), bin);
   write_file_atomically(join_path(folder, "tokenizer.bin"), tokenizer);
   write_file_atomically(join_path(folder, "raspc.json"), sidecar.dump(2) + "\n");

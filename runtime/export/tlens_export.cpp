@@ -108,7 +108,6 @@ void write_tlens_export(const Model& model, const std::string& folder) {
   const json meta = export_metadata(model);
   out.header["__metadata__"] = json{{"format", "pt"}, {"raspc", meta.dump()}};
   json file = {{"config", tlens_config(model)}, {"raspc", meta}};
-  prepare_export_folder(folder);
   write_file_atomically(join_path(folder, "model.safetensors"), safetensors_bytes(out.header, out.data));
   write_file_atomically(join_path(folder, "tlens_config.json"), file.dump(2) + "\n");
   write_file_atomically(join_path(folder, "load_tlens.py"), kTlensLoaderSource);

@@ -135,9 +135,23 @@ TEST_CASE("raspc export and compile --export never write over their input") {
   // A folder format onto the model file.
   r = raspc_cli("export m.safetensors --format tlens -o m.safetensors");
   CHECK(r.code == 1);
-  CHECK(r.err == "m.safetensors: error: exists and is a file; this format is written as a folder, so -o must name "
-                 "a folder (new or existing)\n");
+  CHECK(r.err == "m.safetensors: error: exists and is a file; this format is written as a folder: name a new or "
+                 "empty folder, or one a previous --format tlens export wrote\n");
   CHECK(slurp(scratch_folder() / "m.safetensors") == before);
+  // A folder format into the folder that holds the model, under the name the export writes.
+  std::filesystem::create_directory(scratch_folder() / "out");
+  REQUIRE(raspc_cli("compile " + kPrograms + "hist.rasp --max-len 4 -o out/model.safetensors").code == 0);
+  const std::string inside = slurp(scratch_folder() / "out/model.safetensors");
+  for (const char* format : {"tlens", "hf"}) {
+    r = raspc_cli(std::string("export out/model.safetensors --format ") + format + " -o out");
+    CHECK(r.code == 1);
+    CHECK(r.err == "out: error: holds model.safetensors, the input file out/model.safetensors; the export would "
+                   "replace it: export into another folder\n");
+  }
+  CHECK(slurp(scratch_folder() / "out/model.safetensors") == inside);
+  r = raspc_cli("export m.safetensors --format hf -o missing/hf");
+  CHECK(r.code == 1);
+  CHECK(r.err == "missing/hf: error: cannot create the folder: its parent missing does not exist\n");
 
   r = raspc_cli("compile " + kPrograms + "hist.rasp --max-len 4 -o x.gguf --export gguf");
   CHECK(r.code == 1);

@@ -141,12 +141,12 @@ def test_bad_inputs_raise_input_errors():
     model = raspc.compile(program, max_len=3)
     with pytest.raises(raspc.InputError) as caught:
         model.run([9])
-    assert str(caught.value) == 'tokens:1:2: error: "9" is not in the model\'s input vocabulary (1 2 3 4)\n  [9]\n   ^'.rstrip("\n")
+    assert str(caught.value) == 'tokens: error: item 0 ("9") is not in the model\'s input vocabulary (1 2 3 4)'
     with pytest.raises(raspc.InputError):
         model.run([1, 2, 3, 4])  # longer than max_len
     with pytest.raises(raspc.InputError):
         model.forward([1], device="tpu")
-    with pytest.raises(TypeError):
+    with pytest.raises(raspc.InputError, match="tokens: error: <object object at .* is not a RASP value"):
         raspc.evaluate(program, [object()])
     with pytest.raises(raspc.InputError):
         raspc.compile(program, vocab="abc", max_len=0)
@@ -257,6 +257,31 @@ def test_bad_compile_arguments_name_the_argument():
     with pytest.raises(raspc.InputError) as caught:
         raspc.compile(program, vocab=[], max_len=2)
     assert str(caught.value) == "<string>: error: no vocabulary: give vocab=, or a `# vocab: ...` line at the top of the program"
+    # What the command line refuses, Python refuses with the same sentence in its own names.
+    cases = [
+        (dict(max_len=4, verify_len=100), "verify_len: error: is 100, above max_len 4: the model takes no longer inputs to verify"),
+        (dict(samples=10 ** 12), "samples: error: must be from 0 to 10000000, not 1000000000000"),
+        (dict(max_len=10 ** 30), "max_len: error: must be between 1 and 4096, not " + str(10 ** 30)),
+        (dict(vocab=["BOS", "a"]), 'vocab: error: "BOS" is the name of a model\'s beginning-of-sequence token, so it '
+                                   "cannot be an input symbol"),
+        (dict(vocab=["<bos>", "a"]), 'vocab: error: "<bos>" is the name of a model\'s beginning-of-sequence token, so '
+                                     "it cannot be an input symbol"),
+        (dict(vocab=b"ab"), "vocab: error: must be a list of tokens or a string, not bytes"),
+        (dict(vocab=[object()]), "vocab: error: <object object at"),
+        (dict(causal="no"), "causal: error: must be True or False, not 'no'"),
+        (dict(max_len=3.7), "max_len: error: must be a whole number, not 3.7"),
+        (dict(max_len="8"), "max_len: error: must be a whole number, not '8'"),
+        (dict(max_len=True), "max_len: error: must be a whole number, not True"),
+        (dict(seed=-1), "seed: error: must be from 0 to 2^64 - 1, not -1"),
+        (dict(dump_after=3), "dump_after: error: must be a pass name, not 3"),
+    ]
+    for arguments, message in cases:
+        arguments = {"vocab": "ab", "max_len": 2, **arguments}
+        with pytest.raises(raspc.InputError) as caught:
+            raspc.compile(program, **arguments)
+        assert str(caught.value).startswith(message), (arguments, str(caught.value))
+    with pytest.raises(raspc.InputError, match="program: error: expected a raspc.Program .* not raspc._raspc.Program"):
+        raspc.compile(program._native, vocab="ab")
 
 
 def test_the_program_builder_tabulates_on_inferred_value_sets():
@@ -344,6 +369,141 @@ def test_numbers_of_any_size_cross_the_boundary_exactly():
     program = raspc.Program(builder.build(keyed))
     assert raspc.evaluate(program, [1, 2 ** 70]) == [1 + tie, 2 ** 70 + tie]
     assert builder.value_set(keyed, [1, 2], 2, False) == [1 + tie, 2 + tie]
+
+
+def test_save_and_export_never_write_over_the_models_own_files(tmp_path):
+    program_path = tmp_path / "hist.rasp"
+    program_path.write_text((PROGRAMS / "hist.rasp").read_text())
+    compiled = raspc.compile(raspc.Program.from_file(program_path), max_len=4)
+    for write in (lambda p: compiled.save(p), lambda p: compiled.export(p, "gguf")):
+        with pytest.raises(raspc.FileError, match="writing it would destroy the input"):
+            write(program_path)
+    assert program_path.read_text() == (PROGRAMS / "hist.rasp").read_text()
+    model_path = tmp_path / "hist.safetensors"
+    compiled.save(model_path)
+    before = model_path.read_bytes()
+    loaded = raspc.load(model_path)
+    with pytest.raises(raspc.FileError, match="writing it would destroy the input"):
+        loaded.save(model_path)
+    with pytest.raises(raspc.FileError, match="writing it would destroy the input"):
+        loaded.export(model_path, "gguf")
+    # A folder export into the folder that holds the model: its model.safetensors is the input.
+    inside = tmp_path / "out"
+    inside.mkdir()
+    compiled.save(inside / "model.safetensors")
+    with pytest.raises(raspc.FileError) as caught:
+        raspc.load(inside / "model.safetensors").export(inside, "tlens")
+    assert "holds model.safetensors, the input file" in str(caught.value)
+    assert model_path.read_bytes() == before
+    assert raspc.load(inside / "model.safetensors").run("ab") == [1, 1]
+
+
+def test_list_inputs_are_tokens_as_given_never_text_parsed_again():
+    program = raspc.parse("hist = selector_width(select(tokens, tokens, ==));\nhist;\n")
+    model = raspc.compile(program, vocab=["a", "b", ",", "]"], max_len=4)
+    assert model.run([",", "a", "]", ","]) == [2, 1, 1, 2]
+    with pytest.raises(raspc.InputError) as caught:
+        model.run(["a,b"])
+    assert str(caught.value).startswith('tokens: error: item 0 ("a,b") is not in the model\'s input vocabulary')
+    with pytest.raises(raspc.InputError) as caught:
+        model.run(["a", "a\nb"])
+    assert r'item 1 ("a\x0ab")' in str(caught.value)  # a newline is shown escaped, not raw
+    for bad in ({"a": 1}, b"ab", 3, None):
+        with pytest.raises(raspc.InputError, match="tokens: error: must be a string or a list of tokens"):
+            model.run(bad)
+    with pytest.raises(raspc.InputError, match="tokens: error: the input is empty"):
+        model.run([])
+    with pytest.raises(raspc.InputError, match="tokens: error: the input has 5 tokens but the model takes at most 4"):
+        model.run(["a"] * 5)
+
+
+def test_the_first_runs_from_two_threads_do_not_deadlock(tmp_path):
+    # Each try in a fresh interpreter: the first conversion used to initialise a function-local
+    # static whose import released the GIL under the other thread's wait.
+    model_path = tmp_path / "hist.safetensors"
+    raspc.compile(raspc.Program.from_file(PROGRAMS / "hist.rasp"), max_len=5).save(model_path)
+    script = f"""
+import threading, raspc
+m = raspc.load({str(model_path)!r})
+results = []
+def work():
+    results.append([m.run("abca") for _ in range(50)][-1])
+threads = [threading.Thread(target=work) for _ in range(2)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(results)
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "[[2, 1, 1, 2], [2, 1, 1, 2]]"
+
+
+# Arguments of every wrong type, for every entry point: each call must raise a raspc.RaspcError (or
+# succeed), never another exception and never kill the process. Each entry point runs in its own
+# interpreter, so a crash fails the one it happened in and the others still run.
+HOSTILE_SCRIPT = r"""
+import os, sys
+import raspc
+HOSTILE = [None, 3, -1, 2 ** 70, 3.7, float("nan"), "", "\x00", "\ud800", b"x", [], {}, object(), [[1]], True,
+           ["a"] * 10000, "a" * 100000]
+program = raspc.parse("hist = selector_width(select(tokens, tokens, ==));\nhist;\n")
+model = raspc.compile(program, vocab="ab", max_len=3)
+scratch = sys.argv[2]
+def inside(v, prefix):
+    return os.path.join(scratch, prefix + v) if isinstance(v, str) and "\x00" not in v and len(v) < 200 else v
+ENTRY = {
+    "parse": lambda v: raspc.parse(v),
+    "parse filename": lambda v: raspc.parse("tokens;", filename=v),
+    "parse output": lambda v: raspc.parse("tokens;", output=v),
+    "Program.from_file": lambda v: raspc.Program.from_file(v),
+    "evaluate tokens": lambda v: raspc.evaluate(program, v),
+    "evaluate program": lambda v: raspc.evaluate(v, "ab"),
+    "evaluate causal": lambda v: raspc.evaluate(program, "ab", causal=v),
+    "compile program": lambda v: raspc.compile(v, vocab="ab", max_len=2),
+    "compile vocab": lambda v: raspc.compile(program, vocab=v, max_len=2),
+    "compile max_len": lambda v: raspc.compile(program, vocab="ab", max_len=v),
+    "compile samples": lambda v: raspc.compile(program, vocab="ab", max_len=2, samples=v),
+    "compile device": lambda v: raspc.compile(program, vocab="ab", max_len=2, device=v),
+    "compile activation": lambda v: raspc.compile(program, vocab="ab", max_len=2, activation=v),
+    "load": lambda v: raspc.load(v),
+    "run": lambda v: model.run(v),
+    "run device": lambda v: model.run("ab", device=v),
+    "forward": lambda v: model.forward(v),
+    "forward capture": lambda v: model.forward("ab", capture=v),
+    "decode_residual": lambda v: model.decode_residual("ab", v),
+    "save": lambda v: model.save(inside(v, "s")),
+    "export path": lambda v: model.export(inside(v, "e"), "gguf"),
+    "export format": lambda v: model.export(os.path.join(scratch, "f.out"), v),
+    "format_tensor": lambda v: model.format_tensor(v),
+}
+for value in HOSTILE:
+    try:
+        ENTRY[sys.argv[1]](value)
+    except raspc.RaspcError:
+        pass
+    except Exception as error:
+        print(f"{sys.argv[1]}({value!r:.40}) raised {type(error).__name__}: {error!s:.300}")
+"""
+
+
+def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path):
+    entries = [line.split('"')[1] for line in HOSTILE_SCRIPT.splitlines() if line.startswith('    "')]
+    assert len(entries) == 23
+    script = tmp_path / "hostile.py"
+    script.write_text(HOSTILE_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    problems = []
+    for entry in entries:
+        scratch = tmp_path / entry.replace(" ", "_")
+        scratch.mkdir()
+        done = subprocess.run([sys.executable, str(script), entry, str(scratch)], capture_output=True, text=True,
+                              timeout=300, env=env)
+        if done.returncode != 0:
+            problems.append(f"{entry}: the process ended with {done.returncode}: {done.stderr[-500:]}")
+        problems += done.stdout.splitlines()
+    assert problems == []
 
 
 def test_the_runner_fails_a_file_without_tests():

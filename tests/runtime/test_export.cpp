@@ -344,12 +344,56 @@ TEST_CASE("a folder export onto an existing file is refused and leaves the file 
   write_file_atomically(dir / "model.safetensors", "not a folder");
   CHECK(error_of(sample_model(), ExportFormat::HuggingFace, dir / "model.safetensors") ==
         dir / "model.safetensors" +
-            ": error: exists and is a file; this format is written as a folder, so -o must name a folder (new or existing)\n");
+            ": error: exists and is a file; this format is written as a folder: name a new or empty folder, or one a "
+            "previous --format hf export wrote\n");
   CHECK(read_file_bytes(dir / "model.safetensors") == "not a folder");
-  // An existing folder is written into.
+  // An empty folder is written into; a missing parent is refused.
   fs::create_directory(dir / "existing");
-  export_model(sample_model(), ExportFormat::TransformerLens, dir / "existing");
+  export_model(sample_model(), ExportFormat::TransformerLens, dir / "existing/");
   CHECK(fs::exists(dir / "existing/tlens_config.json"));
+  CHECK(error_of(sample_model(), ExportFormat::TransformerLens, dir / "missing/tl") ==
+        dir / "missing/tl" + ": error: cannot create the folder: its parent " + dir / "missing" + " does not exist\n");
+  CHECK(!fs::exists(dir / "missing"));
+}
+
+TEST_CASE("a folder export never replaces its input or a user's file, and replaces a previous export whole") {
+  TempDir dir;
+  // The raspc model itself is out/model.safetensors, the name TransformerLens's export writes too.
+  fs::create_directory(dir / "out");
+  save_model(sample_model(), dir / "out/model.safetensors");
+  const std::string model_bytes = read_file_bytes(dir / "out/model.safetensors");
+  try {
+    export_model(sample_model(), ExportFormat::TransformerLens, dir / "out", {dir / "out/model.safetensors"});
+    FAIL("the export replaced its own input");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()) == dir / "out" + ": error: holds model.safetensors, the input file " + dir /
+                                       "out/model.safetensors" + "; the export would replace it: export into another folder\n");
+  }
+  CHECK(read_file_bytes(dir / "out/model.safetensors") == model_bytes);
+  // A user's own file (or another format's) in the folder: refused, untouched.
+  fs::create_directory(dir / "mine");
+  write_file_atomically(dir / "mine/config.json", "{\"mine\": true}");
+  CHECK(error_of(sample_model(), ExportFormat::TransformerLens, dir / "mine") ==
+        dir / "mine" + ": error: holds config.json, which a tlens export does not write; the export would mix with it; "
+                       "this format is written as a folder: name a new or empty folder, or one a previous --format "
+                       "tlens export wrote\n");
+  CHECK(read_file_bytes(dir / "mine/config.json") == "{\"mine\": true}");
+  // A previous export of the same format is replaced whole, and nothing is left beside it.
+  export_model(sample_model(), ExportFormat::HuggingFace, dir / "hf");
+  write_file_atomically(dir / "hf/README.md", "old card");
+  fs::remove(dir / "hf/tokenizer.json");  // an older, partial export is still one
+  export_model(sample_model(), ExportFormat::HuggingFace, dir / "hf");
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir / "hf")) names.push_back(entry.path().filename().string());
+  std::vector<std::string> written = export_file_names(ExportFormat::HuggingFace);
+  std::sort(names.begin(), names.end());
+  std::sort(written.begin(), written.end());
+  CHECK(names == written);
+  CHECK(read_file_bytes(dir / "hf/README.md") != "old card");
+  std::vector<std::string> beside;
+  for (const auto& entry : fs::directory_iterator(dir.path)) beside.push_back(entry.path().filename().string());
+  std::sort(beside.begin(), beside.end());
+  CHECK(beside == std::vector<std::string>{"hf", "mine", "out"});
 }
 
 TEST_CASE("with_mlp_width pads with zero units that leave the logits unchanged") {

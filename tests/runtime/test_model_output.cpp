@@ -6,6 +6,7 @@
 #include "runtime/cpu_backend.hpp"
 #include "runtime/model_output.hpp"
 #include "support/diagnostics.hpp"
+#include "tests/runtime/random_model.hpp"
 
 using namespace raspc;
 
@@ -167,4 +168,37 @@ TEST_CASE("output_matches takes a snapped numerical output as well as a raw one"
   CHECK(output_matches(numerical, "False", "0"));
   CHECK_FALSE(output_matches(numerical, "1/3", "1/2"));
   CHECK_FALSE(output_matches(numerical, "1/0", "1/3"));
+}
+
+TEST_CASE("outputs that are not finite are an error naming the first stage that overflows, never nan") {
+  // A random model with every weight scaled towards float32's limit: the first attention overflows.
+  Model model = testing::make_random_model(make_config(2, 1, 4, 8, 5, 4, true, false, Activation::Relu), 3);
+  model.vocab = {"<bos>", "a", "b", "c"};
+  model.bos_id = 0;
+  model.input_ids = {1, 2, 3};
+  model.metadata["output"] = {{"encoding", "categorical"}, {"token_ids", {1, 2, 3}}};
+  for (float& w : model.storage) w *= 3e37f;
+  CpuBackend backend(model);
+  try {
+    run_positions(backend, model, parse_model_input(model, "abc"));
+    FAIL("a model whose logits are inf printed outputs");
+  } catch (const UserError& error) {
+    CHECK(std::string(error.what()) ==
+          "error: the model's output at position 0 is not a finite number (inf or NaN): its weights overflow float32; "
+          "the first value that is not finite is in blocks.0.attn\n");
+  }
+  // A numerical output reads the stream itself.
+  model.metadata["output"] = {{"encoding", "numerical"}, {"dim", 1}};
+  CHECK_THROWS_WITH(run_positions(backend, model, parse_model_input(model, "ab")),
+                    Catch::Contains("is not a finite number (inf or NaN)"));
+}
+
+TEST_CASE("a list of token texts is taken item by item, never parsed") {
+  Model model = embedding_only_model();
+  CHECK(model_input_tokens(model, {"h", "e", "l"}, "tokens") == std::vector<int>{1, 2, 3});
+  CHECK_THROWS_WITH(model_input_tokens(model, {"h", "e,l"}, "tokens"),
+                    "tokens: error: item 1 (\"e,l\") is not in the model's input vocabulary (h e l o)\n");
+  CHECK_THROWS_WITH(model_input_tokens(model, {}, "tokens"), "tokens: error: the input is empty; give at least one token\n");
+  CHECK_THROWS_WITH(model_input_tokens(model, std::vector<std::string>(6, "h"), "tokens"),
+                    "tokens: error: the input has 6 tokens but the model takes at most 5 (its 6 positions minus BOS)\n");
 }

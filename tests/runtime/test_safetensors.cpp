@@ -307,6 +307,31 @@ TEST_CASE("output metadata of the wrong type or empty is refused, naming the fie
   CHECK(error_with_output({{"encoding", "numerical"}, {"dim", 1}}).empty());
 }
 
+TEST_CASE("metadata fields every command reads are checked at load, not inside a command") {
+  auto error_with = [](const json& metadata) {
+    return first_line(error_after([&](SplitFile& f) { f.header["__metadata__"]["raspc.metadata"] = metadata.dump(); }));
+  };
+  // These ended in `internal error: [json.exception.type_error.302]` in every export format.
+  CHECK(error_with({{"mode", 5}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: \"mode\" must be \"causal\" or \"bidirectional\", not 5");
+  CHECK(error_with({{"mode", "sideways"}}) == "m.safetensors:header:2:243: error: raspc.metadata: \"mode\" must be "
+                                              "\"causal\" or \"bidirectional\", not \"sideways\"");
+  CHECK(error_with({{"program", 5}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: \"program\" must be a string (the program's source), not "
+        "number 5");
+  CHECK(error_with({{"heads", "all"}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: \"heads\" must be a list, not \"all\"");
+  CHECK(error_with({{"compile", json::array()}}) ==
+        "m.safetensors:header:2:243: error: raspc.metadata: \"compile\" must be an object, not []");
+  CHECK(first_line(error_after([](SplitFile& f) {
+          f.header["__metadata__"]["raspc.bos_id"] = "0";
+          f.header["__metadata__"]["raspc.input_ids"] = "[1]";
+          f.header["__metadata__"]["raspc.metadata"] = json{{"output", {{"token_ids", {1, 0}}}}}.dump();
+        })) == "m.safetensors:header:2:243: error: raspc.metadata: output.token_ids lists the BOS token's id 0, which "
+               "is never an output");
+  CHECK(error_with({{"mode", "causal"}, {"program", "x;"}, {"heads", json::array()}, {"compile", json::object()}}).empty());
+}
+
 TEST_CASE("a key twice in the header or in its metadata is refused, at the second one") {
   CHECK(first_line(error_after_text_edit("\"transformer.wpe.weight\":", "\"transformer.wte.weight\":")) ==
         "m.safetensors:header:8:1: error: the JSON header is malformed: the key \"transformer.wte.weight\" appears "

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 #include <fstream>
 
 #include "support/atomic_file.hpp"
@@ -42,6 +44,38 @@ TEST_CASE("write_file_atomically never replaces what is not a regular file") {
   int entries = 0;
   for (auto& e : fs::directory_iterator(dir)) (void)e, ++entries;
   CHECK(entries == 3);  // no temporary left behind
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_folder_atomically leaves the old folder whole when the writer fails, and no temporary behind") {
+  fs::path dir = fs::temp_directory_path() / ("raspc_atomic_folder_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "out");
+  std::ofstream(dir / "out" / "old.txt") << "old";
+  auto entries = [&](const fs::path& folder) {
+    std::vector<std::string> names;
+    for (auto& e : fs::directory_iterator(folder)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  // A writer that fails half way (a full disk, a device where a file should go): nothing changes.
+  CHECK_THROWS_WITH(write_folder_atomically((dir / "out").string(),
+                                            [](const std::string& folder) {
+                                              write_file_atomically(folder + "/first.txt", "1");
+                                              fail_file(folder + "/second.txt", "the disk is full");
+                                            }),
+                    Catch::EndsWith("second.txt: error: the disk is full\n"));
+  CHECK(entries(dir) == std::vector<std::string>{"out"});
+  CHECK(entries(dir / "out") == std::vector<std::string>{"old.txt"});
+  // A writer that succeeds replaces the folder whole; a new one is made where there was none.
+  auto write_two = [](const std::string& folder) {
+    write_file_atomically(folder + "/a.txt", "a");
+    write_file_atomically(folder + "/b.txt", "b");
+  };
+  write_folder_atomically((dir / "out").string(), write_two);
+  write_folder_atomically((dir / "new/").string(), write_two);
+  CHECK(entries(dir) == std::vector<std::string>{"new", "out"});
+  CHECK(entries(dir / "out") == std::vector<std::string>{"a.txt", "b.txt"});
+  CHECK(entries(dir / "new") == std::vector<std::string>{"a.txt", "b.txt"});
   fs::remove_all(dir);
 }
 
