@@ -65,12 +65,20 @@ std::vector<ShownCharacter> shown_characters(const std::string& text, size_t beg
   return shown;
 }
 
-// A message may quote what the user wrote (a token, a name): its control bytes are escaped too.
+// A message may quote what the user wrote (a token, a name, a file's bytes): its control bytes and
+// bytes that are not UTF-8 are escaped too, so a message is always text (Python decodes it).
 std::string escaped_message(std::string_view message) {
   std::string out;
-  for (char c : message) {
-    if ((uint8_t(c) < 0x20 && c != '\t' && c != '\n') || c == 0x7f) out += escaped_byte(uint8_t(c));
-    else out += c;
+  for (size_t i = 0; i < message.size();) {
+    const uint8_t c = uint8_t(message[i]);
+    const size_t length = utf8_length_at(message, i);
+    if (length == 0 || (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      out += escaped_byte(c);
+      ++i;
+    } else {
+      out.append(message.substr(i, length));
+      i += length;
+    }
   }
   return out;
 }
@@ -133,9 +141,9 @@ std::string format_diagnostic(const Span& span, std::string_view raw_message, st
 void fail_at(const Span& span, std::string_view message) { throw UserError(format_error(span, message)); }
 
 void fail_file(std::string_view file_name, std::string_view message) {
-  std::string text(file_name);
+  std::string text = escaped_message(file_name);
   text += ": error: ";
-  text += message;
+  text += escaped_message(message);
   text += "\n";
   throw UserError(text);
 }

@@ -506,6 +506,18 @@ def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path)
     assert problems == []
 
 
+def test_a_corrupted_model_file_is_a_file_error_even_when_its_bytes_are_not_text(tmp_path):
+    model_path = tmp_path / "m.safetensors"
+    raspc.compile(raspc.parse("tokens;"), vocab="ab", max_len=2).save(model_path)
+    data = bytearray(model_path.read_bytes())
+    at = data.index(b"raspc.config")
+    data[at:at + 5] = b"\xffasp"  # a key that is not UTF-8
+    model_path.write_bytes(bytes(data))
+    with pytest.raises(raspc.FileError) as caught:
+        raspc.load(model_path)
+    assert "\\xff" in str(caught.value)  # escaped in the message, never a UnicodeDecodeError
+
+
 def test_the_runner_fails_a_file_without_tests():
     # pytest exits 5 when it collects nothing; CTest must see a failure, not a pass.
     here = Path(__file__).resolve().parent

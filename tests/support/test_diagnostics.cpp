@@ -80,6 +80,11 @@ TEST_CASE("format_error shows CRLF lines without their CR, and escapes control b
   CHECK(format_error(Span{f, 12, 13}, "m") == "crlf.rasp:2:5: error: m\n  y = @;\n      ^\n");
   CHECK(format_error(Span{f, 0, 1}, std::string("token \"a\0b\"", 11)) ==
         "crlf.rasp:1:1: error: token \"a\\x00b\"\n  x = 1;\n  ^\n");
+  // Bytes that are not UTF-8 (a corrupted file's header quoted in a message) are escaped, in
+  // located and named errors alike, so every message is text; UTF-8 passes whole.
+  CHECK(format_error(Span{f, 0, 1}, "key \"\xff\xc3\xa9\"") == "crlf.rasp:1:1: error: key \"\\xff\xc3\xa9\"\n  x = 1;\n  ^\n");
+  CHECK_THROWS_WITH(fail_file("m\xfe.safetensors", "holds \"\xff\""),
+                    "m\\xfe.safetensors: error: holds \"\\xff\"\n");
 }
 
 TEST_CASE("read_source_file drops a byte order mark and reads a lone CR as a line end") {
