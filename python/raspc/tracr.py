@@ -25,8 +25,8 @@ Where Tracr's evaluator differs from RASP's, the conversion keeps Tracr's meanin
 
 Expressions are told apart by identity, never by ``unique_id`` or ``label``: Tracr-based benchmarks
 reset ``rasp.RASPExpr._ids`` before building each program, after which new expressions draw ids
-that ``rasp.tokens``, ``rasp.indices`` and expressions built earlier already hold. Two expressions
-with one label get distinct names in the listing (``map_5``, ``map_5#2``).
+that ``rasp.tokens``, ``rasp.indices`` and expressions built earlier already hold. Names come from
+the program alone (``_unique_names``), so a program gives the same model in any order.
 
 ``compile_rasp_to_model`` checks the compiled model twice: raspc's verification compares it with
 raspc's interpreter on the converted program, then the model is compared with Tracr's own
@@ -34,6 +34,7 @@ evaluator (``rasp.evaluate``) on the program as the user built it, so a conversi
 the program's meaning fails the compile instead of passing as verified.
 """
 
+import collections
 import itertools
 import math
 import random
@@ -43,6 +44,7 @@ from fractions import Fraction
 import raspc
 from raspc import _raspc
 from raspc.tracr_model import TracrModel, TracrOutput, check_special_tokens  # noqa: F401 (raspc.tracr's surface)
+from raspc.tracr_model import _display
 
 # The value Tracr writes as None (an empty selection's default, and maps of it).
 NONE = "\u22a5"
@@ -61,6 +63,12 @@ class _Codec:
     def __init__(self):
         self._opaque = {}  # text -> Python object
         self._floats = {}  # Fraction -> the float it stands for
+        # Texts of the strings and of the numbers the program's values hold: an output token "0"
+        # is the string "0" where the program has that string and no number 0.
+        self._strings, self._number_texts = set(), set()
+        # The output's values by their display text, where the output's value set is known and no
+        # two of its values display alike: the string "0" and the number 0 are then told apart.
+        self.output_atoms = {}
 
     def to_raspc(self, value):
         if value is None:
@@ -68,18 +76,23 @@ class _Codec:
         if isinstance(value, bool):
             return value
         if isinstance(value, int):
+            self._number_texts.add(str(value))
             return value
         if isinstance(value, float) and math.isfinite(value):
             if value.is_integer():
+                self._number_texts.add(str(int(value)))
                 return int(value)
             # The float's exact binary value: raspc's exact arithmetic on it then rounds to what
             # Python's float arithmetic gives (a + b is the nearest float to the exact sum).
             number = Fraction(value)
             self._floats.setdefault(number, value)
+            self._number_texts.add(f"{number.numerator}/{number.denominator}")
             return number
         if isinstance(value, Fraction):
+            self._number_texts.add(str(value))
             return value
         if isinstance(value, str) and not (value == NONE or value.startswith(_OPAQUE[0])):
+            self._strings.add(value)
             return value
         text = _OPAQUE[0] + repr(value) + _OPAQUE[1]
         previous = self._opaque.setdefault(text, value)
@@ -103,6 +116,10 @@ class _Codec:
             return None
         if text in self._opaque:
             return self._opaque[text]
+        if text in self.output_atoms:
+            return self.to_python(self.output_atoms[text])  # the output's own value, typed
+        if text in self._strings and text not in self._number_texts:
+            return text  # "0" and "0.00" that the program computes as strings stay strings
         value = raspc._value_of_display(text)
         return self.to_python(value) if isinstance(value, Fraction) else value
 
@@ -143,19 +160,36 @@ def _topological(expr):
     return order
 
 
-def _unique_names(order):
-    """id(expression) -> its name in the listing and the model: its Tracr label, and where an
-    earlier expression of the order has that label already, the label with #2, #3, ..."""
-    names, taken = {}, set()
+def _unique_names(rasp, order):
+    """id(expression) -> its name in the listing and the model, from the program alone (never from
+    unique_id, which depends on what was built before: lib's module-level `length` draws its id
+    in whichever program reads it first). A name the program gave one expression stays as it is
+    (`hist`); Tracr's default names are numbered in the program's own order (`map_1`, `map_2`);
+    a name given to several expressions gets #2, #3, ... after the first."""
+    default_name = getattr(rasp, "default_name", lambda e: None)
+    given = collections.Counter(_name(e) for e in order)
+    numbered, names, taken = collections.Counter(), {}, set()
     for e in order:
-        base = _label(e)
-        name, k = base, 1
-        while name in taken:
+        base = _name(e)
+        if isinstance(e, (rasp.TokensType, rasp.IndicesType, rasp.LengthType)):
+            name = _label(e)  # tokens, indices, length
+        elif base == default_name(e):
+            numbered[base] += 1
+            name = f"{base}_{numbered[base]}"
+        else:
+            name = base
+        unique, k = name, 1
+        while unique in taken:
             k += 1
-            name = f"{base}#{k}"
-        taken.add(name)
-        names[id(e)] = name
+            unique = f"{name}#{k}"
+        taken.add(unique)
+        names[id(e)] = unique
     return names
+
+
+def _name(expr):
+    # Residual labels are "name:value": a colon in a name would make them ambiguous.
+    return str(expr.name).replace(":", "_").replace(" ", "_")
 
 
 class _Converter:
@@ -211,7 +245,7 @@ class _Converter:
 
     def convert(self, expr):
         self.order = order = _topological(expr)
-        self.names = _unique_names(order)
+        self.names = _unique_names(self.rasp, order)
         lines = []
         for e in order:
             encoding = _explicit_encoding(e)
@@ -237,6 +271,14 @@ class _Converter:
             except Exception as error:  # a malformed expression (a child of the wrong type, ...)
                 self.refuse(f"raspc cannot convert this expression ({type(error).__name__}: {error})")
         program = raspc.Program(self.b.build(self.ids[id(expr)]))
+        try:
+            outputs = self.values(self.ids[id(expr)])
+        except raspc.RaspcError:
+            outputs = []  # values not listed (a mean over many lengths): read from their text
+        shown = {}
+        for atom in outputs:
+            shown.setdefault(_display(atom), []).append(atom)
+        self.codec.output_atoms = {text: atoms[0] for text, atoms in shown.items() if len(atoms) == 1}
         program._codec = self.codec
         program.tracr_vocab = self.vocab
         program.tracr_source_vocab = self.source_vocab

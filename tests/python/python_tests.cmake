@@ -25,5 +25,12 @@ if(RASPC_PYTHON_EXECUTABLE)  # without the module the entries exit 77 (skipped)
                    ${CMAKE_CURRENT_LIST_DIR}/interop/test_exports.py)
   set_tests_properties("python: to_transformers and to_transformer_lens" PROPERTIES SKIP_RETURN_CODE 77
                        LABELS interop)
+  # A corpus of Tracr programs built as Tracr-based benchmarks build them
+  # (one process, ids reset before each), each against Tracr's evaluator, and in three orders.
+  add_test(NAME "python: a Tracr corpus built as the benchmarks build it"
+           COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH} --venv
+                   ${CMAKE_CURRENT_LIST_DIR}/interop/test_tracr_corpus.py)
+  set_tests_properties("python: a Tracr corpus built as the benchmarks build it" PROPERTIES SKIP_RETURN_CODE 77
+                       LABELS interop)
 endif()
 

@@ -71,11 +71,11 @@ def test_a_refusal_names_the_tracr_expression_and_why():
         raspc.tracr.compile_rasp_to_model(pairs, set(range(150)), 16)
     error = caught.value
     converted_lines = raspc.tracr.from_tracr(pairs, {1}, 2).source.splitlines()
-    assert error.path == f"tracr:pairs_{pairs.unique_id}"
+    assert error.path == "tracr:pairs"
     assert error.line == len(converted_lines) and error.column == 1
     lines = str(error).splitlines()
     assert "2400 values" in lines[0] and "2048" in lines[0], lines[0]
-    assert lines[1] == f"  pairs_{pairs.unique_id} = SequenceMap(<lambda> at test_tracr_lib.py:{pairs.f.__code__.co_firstlineno}, tokens, indices)"
+    assert lines[1] == f"  pairs = SequenceMap(<lambda> at test_tracr_lib.py:{pairs.f.__code__.co_firstlineno}, tokens, indices)"
 
 
 def test_an_unknown_expression_is_refused_by_name():
@@ -166,18 +166,24 @@ def test_a_program_built_twice_after_resets_neither_crashes_nor_merges():
         assert model.apply(["BOS", "a", "b", "b"]).decoded == ["BOS", False, True, False]
 
 
-def test_two_expressions_with_one_label_get_two_names():
+def test_names_come_from_the_program_not_from_ids():
+    # Two expressions named alike (and, after a reset, with one label) get two names; Tracr's
+    # default names are numbered in the program's own order, whatever ids were drawn before.
     _reset_ids()
     first = rasp.Map(lambda x: x + 1, rasp.tokens).named("step")
     assert first.label == "step_1"  # draws its id
     _reset_ids()
     second = rasp.Map(lambda x: x * 2, first, simplify=False).named("step")
     assert second.label == first.label
-    model = raspc.tracr.compile_rasp_to_model(second, {1, 2}, 3, compiler_bos="BOS")
-    assert model.apply(["BOS", 1, 2]).decoded == ["BOS", 4, 6]
+    third = rasp.SequenceMap(lambda x, y: x + y, second, rasp.Map(lambda x: x, rasp.indices))
+    model = raspc.tracr.compile_rasp_to_model(third, {1, 2}, 3, compiler_bos="BOS")
+    assert model.apply(["BOS", 1, 2]).decoded == ["BOS", 4, 7]
     assert model.program.source.splitlines()[1:] == [
-        f"step_1 = Map(<lambda> at test_tracr_lib.py:{first.f.__code__.co_firstlineno}, tokens)",
-        f"step_1#2 = Map(<lambda> at test_tracr_lib.py:{second.f.__code__.co_firstlineno}, step_1)"]
+        f"step = Map(<lambda> at test_tracr_lib.py:{first.f.__code__.co_firstlineno}, tokens)",
+        f"step#2 = Map(<lambda> at test_tracr_lib.py:{second.f.__code__.co_firstlineno}, step)",
+        "indices = indices",
+        f"map_1 = Map(<lambda> at test_tracr_lib.py:{third.snd.f.__code__.co_firstlineno}, indices)",
+        f"sequence_map_1 = SequenceMap(<lambda> at test_tracr_lib.py:{third.f.__code__.co_firstlineno}, step#2, map_1)"]
 
 
 def test_float_tie_breaks_are_exact():
@@ -210,7 +216,7 @@ def test_a_conversion_that_changes_the_meaning_fails_the_compile(monkeypatch):
     with pytest.raises(raspc.CompileError) as caught:
         raspc.tracr.compile_rasp_to_model(program, {1, 2}, 3, compiler_bos="BOS")
     assert "disagrees with Tracr's evaluator (rasp.evaluate)" in str(caught.value)
-    assert caught.value.path == f"tracr:{program.label}"
+    assert caught.value.path == "tracr:sequence_map_1"
 
 
 def test_the_tracr_check_says_what_it_checked():
@@ -237,5 +243,5 @@ def test_bad_arguments_raise_raspc_errors():
     bad.selector = rasp.tokens
     with pytest.raises(raspc.CompileError) as caught:
         raspc.tracr.compile_rasp_to_model(bad, {"a"}, 3)
-    assert caught.value.path == f"tracr:{bad.label}" and caught.value.line == 2
+    assert caught.value.path == "tracr:aggregate_1" and caught.value.line == 2
     assert "Aggregate's input 1 must be a selector, but `tokens = tokens` is an s-op" in str(caught.value)
