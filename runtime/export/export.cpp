@@ -187,6 +187,11 @@ void check_export_path(ExportFormat format, const std::string& path, const std::
   const std::vector<std::string>& ours = export_file_names(format);
   for (const fs::directory_entry& entry : fs::directory_iterator(path, error)) {
     const std::string name = entry.path().filename().string();
+    // Importing a tlens export's load_tlens.py (to_transformer_lens does) leaves Python's cache
+    // beside it: part of the previous export, replaced with it.
+    if (format == ExportFormat::TransformerLens && name == "__pycache__" && entry.is_directory(error) &&
+        !entry.is_symlink(error))
+      continue;
     for (const std::string& input : inputs)
       if (fs::equivalent(entry.path(), input, error))
         fail_file(path, "holds " + name + ", the input file " + input +

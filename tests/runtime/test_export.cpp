@@ -378,6 +378,13 @@ TEST_CASE("a folder export never replaces its input or a user's file, and replac
                        "this format is written as a folder: name a new or empty folder, or one a previous --format "
                        "tlens export wrote\n");
   CHECK(read_file_bytes(dir / "mine/config.json") == "{\"mine\": true}");
+  // A tlens export whose loader Python imported (its __pycache__ beside it) is a previous export.
+  export_model(sample_model(), ExportFormat::TransformerLens, dir / "tl");
+  fs::create_directory(dir / "tl/__pycache__");
+  write_file_atomically(dir / "tl/__pycache__/load_tlens.cpython-311.pyc", "cache");
+  export_model(sample_model(), ExportFormat::TransformerLens, dir / "tl");
+  CHECK(!fs::exists(dir / "tl/__pycache__"));
+  fs::remove_all(dir / "tl");
   // A previous export of the same format is replaced whole, and nothing is left beside it.
   export_model(sample_model(), ExportFormat::HuggingFace, dir / "hf");
   write_file_atomically(dir / "hf/README.md", "old card");
