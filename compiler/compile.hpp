@@ -70,6 +70,9 @@ struct CompileReport {
   long inputs_checked = 0, mismatches = 0;
   double min_logit_margin = 0, worst_numerical_error = 0;
   std::string first_mismatch;
+  // The s-op (its name) where the first mismatch's residual stream first departs from the
+  // interpreter's trace; empty where none does (the output's read is what differs).
+  std::string first_departure;
   // Inputs on which the program itself is undefined (the interpreter raises): not counted as
   // checked; the first one is named.
   long undefined_inputs = 0;

@@ -51,6 +51,7 @@ struct Tally {
   long checked = 0, mismatches = 0, undefined = 0;
   double min_margin = INFINITY, worst_error = 0;
   std::string first_mismatch, first_undefined;
+  std::string first_departure;  // the s-op where the first mismatch's residual stream departs
 };
 
 struct Checker {
@@ -155,7 +156,8 @@ struct Checker {
         for (int s : inputs[b]) input.push_back(options.vocab[size_t(s)]);
         tally.first_mismatch = "input " + describe_input(input) + ": expected " + describe_outputs(want) +
                                 ", the model gives " + describe_outputs(got) + " (first at position " +
-                                std::to_string(wrong_position) + ")" + departure(input, batch[j]);
+                                std::to_string(wrong_position) + ")" +
+                                departure(input, batch[j], tally.first_departure);
       }
     }
   }
@@ -172,8 +174,9 @@ struct Checker {
   };
   std::unordered_map<Value, int, ValueHash, SameValue> token_cache;
 
-  // Where the residual stream first departs from the interpreter's trace.
-  std::string departure(const std::vector<Value>& input, const std::vector<int>& ids) {
+  // Where the residual stream first departs from the interpreter's trace, described; the s-op's
+  // name goes to `label`.
+  std::string departure(const std::vector<Value>& input, const std::vector<int>& ids, std::string& label) {
     Trace trace;
     Interpreter traced(program, options.mode);
     traced.run(input, &trace);
@@ -214,9 +217,11 @@ struct Checker {
           same = dims[best] == want_dim && std::fabs(x[dims[best]] - 1.0) < 0.1;
           got = to_display(decoded) + " (" + std::to_string(x[dims[best]]) + ")";
         }
-        if (!same)
+        if (!same) {
+          label = program.label(id);
           return "; the residual stream first departs at " + program.label(id) + ", position " + std::to_string(t) +
                  ": the interpreter has " + to_display(v) + ", the residual holds " + got;
+        }
       }
     }
     return "";
@@ -287,7 +292,7 @@ class Pool {
       r.undefined_inputs += t.undefined;
       r.worst_numerical_error = std::max(r.worst_numerical_error, t.worst_error);
       min_margin_ = std::min(min_margin_, t.min_margin);
-      if (r.first_mismatch.empty()) r.first_mismatch = t.first_mismatch;
+      if (r.first_mismatch.empty()) r.first_mismatch = t.first_mismatch, r.first_departure = t.first_departure;
       if (r.first_undefined.empty()) r.first_undefined = t.first_undefined;
     }
     if (min_margin_ < INFINITY) report_.min_logit_margin = min_margin_;

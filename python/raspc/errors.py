@@ -32,7 +32,11 @@ class RaspcError(Exception):
 
 class CompileError(RaspcError):
     """A program raspc refuses: a syntax or evaluation error, a construct the compiler cannot
-    lower, or a compiled model that failed its verification."""
+    lower, or a compiled model that failed its verification. For the last, ``.departure`` names
+    the s-op where the model's residual stream first departs from the interpreter (None where
+    only the output's read differs, and for every other refusal)."""
+
+    departure = None
 
 
 class InputError(RaspcError, ValueError):

@@ -17,7 +17,17 @@ Where Tracr's evaluator differs from RASP's, the conversion keeps Tracr's meanin
     callable is not called), as ``rasp.evaluate`` does; None is a value of its own (NONE below).
   - a Select predicate that raises (a Comparison on None) selects nothing there.
   - an Aggregate of one selected value is that value, of several numbers their mean, whatever the
-    encoding (raspc's aggregate means the same); several strings are undefined in both.
+    encoding (raspc's aggregate means the same); several strings are undefined in both. Where
+    Tracr's categorical (a copy of one value) fails raspc's verification because the Aggregate
+    does select several numbers, compile_rasp_to_model compiles it as that mean (``.averaged``).
+  - callables see the Python value Tracr's evaluator holds, not only the number: a float map's
+    whole result stays 1.0, a mean of several values is a float, one selected value keeps its
+    type. Where a callable answers differently for two such values that raspc holds as one
+    number (str(2) and str(2.0)), the program is refused, located, with both answers.
+  - an Aggregate whose selector selects a key at every position of every input (shown by
+    evaluating a selector that reads no token at every length, or a comparison of an s-op with
+    itself by EQ, LEQ or GEQ) never gives its default; a default None is then not a value it can
+    take, so maps and means of it stay over numbers (the listing says so in a comment).
   - values RASP has no atom for (tuples, as make_nary_sequencemap builds) are opaque values that
     only the callables look inside; a float is the exact binary rational it is (0.1 is
     3602879701896397/2^55; raspc's numbers have any size), handed back to callables as the same
@@ -69,6 +79,9 @@ class _Codec:
         # The output's values by their display text, where the output's value set is known and no
         # two of its values display alike: the string "0" and the number 0 are then told apart.
         self.output_atoms = {}
+        # The output's atoms (by _key) -> the Python value Tracr's evaluator gives for them, where
+        # the type is not the one to_python would choose (0.0 computed by a float map, not 0).
+        self.output_python = {}
 
     def to_raspc(self, value):
         if value is None:
@@ -110,6 +123,11 @@ class _Codec:
             return self._floats.get(value, float(value))
         return value
 
+    def output_value(self, atom):
+        """An atom of the program's output as Tracr's evaluator gives it (0.0 where a float map
+        computed it, 0 where an index did)."""
+        return self.output_python.get(_key(atom), self.to_python(atom))
+
     def from_display(self, text):
         """A model output (a token's text, or a numerical reading) as a Python value."""
         if text == NONE:
@@ -117,11 +135,16 @@ class _Codec:
         if text in self._opaque:
             return self._opaque[text]
         if text in self.output_atoms:
-            return self.to_python(self.output_atoms[text])  # the output's own value, typed
+            return self.output_value(self.output_atoms[text])  # the output's own value, typed
         if text in self._strings and text not in self._number_texts:
             return text  # "0" and "0.00" that the program computes as strings stay strings
         value = raspc._value_of_display(text)
         return self.to_python(value) if isinstance(value, Fraction) else value
+
+
+def _key(atom):
+    """A dict key for a raspc atom that keeps True and 1 apart (Python hashes them alike)."""
+    return type(atom) is bool, atom
 
 
 def _rasp():
@@ -193,9 +216,10 @@ def _name(expr):
 
 
 class _Converter:
-    def __init__(self, rasp, vocab, max_seq_len, causal, encodings):
+    def __init__(self, rasp, vocab, max_seq_len, causal, encodings, means=()):
         self.rasp = rasp
         self.encodings = encodings
+        self.means = {id(e) for e in means}  # Aggregates to average whatever the encodings say
         self.codec = _Codec()
         self.source_vocab = list(vocab)
         self.vocab = [self.codec.to_raspc(v) for v in sorted(vocab, key=repr)]
@@ -203,6 +227,13 @@ class _Converter:
         self.causal = causal
         self.ids = {}    # id(expression) -> raspc node; the expressions stay alive in self.order
         self.names = {}  # id(expression) -> its unique name
+        # raspc node -> {_key(atom): {Python type: value}}: the Python values Tracr's evaluator
+        # can hold where raspc holds the atom. Both 1 and 1.0 are the number 1 to raspc, but a
+        # callable tells them apart (f"{m}", m.is_integer()): a float map gives 1.0, one selected
+        # index 1, a mean of several 1.0. Nodes and atoms not here are what codec.to_python says.
+        self.python = {}
+        self.unreached_defaults = set()  # id(Aggregate) whose default no input reaches
+        self.copies = {}  # name -> Aggregate of numbers that Tracr's categorical makes a copy
         self.name = "tracr"
         self.line = 0
         self.current = None
@@ -246,10 +277,15 @@ class _Converter:
     def convert(self, expr):
         self.order = order = _topological(expr)
         self.names = _unique_names(self.rasp, order)
+        self.unreached_defaults = {id(e) for e in order
+                                   if isinstance(e, self.rasp.Aggregate) and self.always_selects(e.selector)}
         lines = []
         for e in order:
             encoding = _explicit_encoding(e)
-            suffix = f"  # {encoding}" if encoding else ""
+            notes = [encoding] if encoding else []
+            if id(e) in self.unreached_defaults:
+                notes.append("its selector selects a key at every position of every input: the default is never used")
+            suffix = f"  # {'; '.join(notes)}" if notes else ""
             lines.append(f"{self.names[id(e)]} = {self.describe(e)}{suffix}")
         self.name = f"tracr:{self.names[id(expr)]}"
         self.b = _raspc.ProgramBuilder(self.name, "\n".join(lines) + "\n")
@@ -261,7 +297,11 @@ class _Converter:
                 self.ids[id(e)] = node
                 if isinstance(e, self.rasp.SOp):
                     self.b.set_name(node, self.names[id(e)])
-                    encoding = _encoding(e, self.encodings)
+                    encoding = None if id(e) in self.means else _encoding(e, self.encodings)
+                    if (encoding == "categorical" and isinstance(e, self.rasp.Aggregate)
+                            and _explicit_encoding(e) is None
+                            and all(_is_number(v) for v in self.values(self.of(e.sop)))):
+                        self.copies[self.names[id(e)]] = e
                     if encoding:
                         self.b.annotate(node, encoding)
             except raspc.RaspcError:
@@ -279,11 +319,15 @@ class _Converter:
         for atom in outputs:
             shown.setdefault(_display(atom), []).append(atom)
         self.codec.output_atoms = {text: atoms[0] for text, atoms in shown.items() if len(atoms) == 1}
+        self.codec.output_python = {key: next(iter(by_type.values()))
+                                    for key, by_type in self.python.get(self.ids[id(expr)], {}).items()}
         program._codec = self.codec
         program.tracr_vocab = self.vocab
         program.tracr_source_vocab = self.source_vocab
         program.max_seq_len = self.max_len
         program.tracr_causal = self.causal
+        program.tracr_copies = self.copies
+        program.tracr_means = [self.names[id(e)] for e in order if id(e) in self.means]
         return program
 
     # --- helpers over the builder ---------------------------------------------------------
@@ -302,33 +346,68 @@ class _Converter:
     def constant(self, value):
         return self.b.constant(self.codec.to_raspc(value), self.line)
 
+    def remember(self, node, atom, value):
+        """Tracr's evaluator may hold the Python `value` where raspc holds `atom` at `node`."""
+        self.python.setdefault(node, {}).setdefault(_key(atom), {}).setdefault(type(value), value)
+
+    def python_values(self, node, atom):
+        """The Python values Tracr's evaluator may hold where raspc holds `atom` at `node`."""
+        known = self.python.get(node, {}).get(_key(atom))
+        return list(known.values()) if known else [self.codec.to_python(atom)]
+
     def table(self, node, function):
         """A lookup table of `function` over the values of `node` (None in, None out, as Tracr's
         evaluator; values where the callable raises are left out: the program is undefined there)."""
-        keys, outputs = [], []
+        keys, outputs, results = [], [], []
         for key in self.values(node):
-            defined, out = self.call(function, key)
+            defined, out, python = self.call(function, (node, key))
             if defined:
                 keys.append(key)
                 outputs.append(out)
-        return self.b.lookup(node, keys, outputs, self.line)
+                results.append(python)
+        table = self.b.lookup(node, keys, outputs, self.line)
+        for out, python in zip(outputs, results):
+            for value in python:
+                self.remember(table, out, value)
+        return table
 
-    def call(self, function, *arguments):
-        """(defined, the raspc atom of function(*arguments)) as Tracr's evaluator computes it:
-        None where an argument is None, undefined where the callable raises."""
-        python = [self.codec.to_python(a) for a in arguments]
-        if any(a is None for a in python):
-            return True, NONE
-        try:
-            return True, self.codec.to_raspc(function(*python))
-        except Exception:
-            return False, None
+    def call(self, function, *arguments, none_gives_none=True, shown=None):
+        """(defined, the raspc atom of the result, the Python results) of `function` on
+        `arguments`, (node, atom) pairs, as Tracr's evaluator computes it: None where an argument
+        is None, undefined where the callable raises. Called on every Python value an atom
+        stands for (1 and 1.0); where those give different results, raspc cannot hold the
+        difference and refuses the program."""
+        choices = [self.python_values(node, atom) for node, atom in arguments]
+        if none_gives_none and any(values[0] is None for values in choices):
+            return True, NONE, [None]
+        results = []
+        for python in itertools.product(*choices):
+            try:
+                results.append((python, True, function(*python)))
+            except Exception:
+                results.append((python, False, None))
+        atoms = [self.codec.to_raspc(out) if defined else None for _, defined, out in results]
+        for (python, defined, out), atom in zip(results[1:], atoms[1:]):
+            if defined != results[0][1] or (defined and _key(atom) != _key(atoms[0])):
+                first = results[0]
+                said = lambda r: repr(r[2]) if r[1] else "an exception"
+                raise _Refusal(
+                    f"{shown or _callable_name(function)} gives {said(first)} for {_arguments(first[0])} and "
+                    f"{said((python, defined, out))} for {_arguments(python)}, and Tracr's evaluator can pass "
+                    "either here (a float where an Aggregate averages several values, the value's own type "
+                    "where it selects one); raspc holds both as one number, so it cannot keep them apart")
+        if not results[0][1]:
+            return False, None, []
+        return True, atoms[0], [out for _, _, out in results]
 
     # --- one Tracr expression -------------------------------------------------------------
     def node(self, e):
         r, b, line = self.rasp, self.b, self.line
         if isinstance(e, r.TokensType):
-            return b.tokens(line)
+            tokens = b.tokens(line)
+            for token in self.source_vocab:
+                self.remember(tokens, self.codec.to_raspc(token), token)
+            return tokens
         if isinstance(e, r.IndicesType):
             return b.indices(line)
         if isinstance(e, r.LengthType):
@@ -338,10 +417,15 @@ class _Converter:
         if isinstance(e, r.SequenceMap):
             return self.sequence_map(e)
         if isinstance(e, r.Full):
-            return self.constant(e.fill)
+            full = self.constant(e.fill)
+            self.remember(full, self.codec.to_raspc(e.fill), e.fill)
+            return full
         if isinstance(e, r.ConstantSOp):
             index = b.indices(line)
-            return b.lookup(index, list(range(len(e.value))), [self.codec.to_raspc(v) for v in e.value], line)
+            constant = b.lookup(index, list(range(len(e.value))), [self.codec.to_raspc(v) for v in e.value], line)
+            for v in e.value:
+                self.remember(constant, self.codec.to_raspc(v), v)
+            return constant
         if isinstance(e, r.Select):
             return self.select(e)
         if isinstance(e, r.ConstantSelector):
@@ -355,10 +439,87 @@ class _Converter:
         if isinstance(e, r.SelectorNot):
             return b.select_not(self.of(e.inner), line)
         if isinstance(e, r.Aggregate):
-            return b.aggregate(self.of(e.selector), self.of(e.sop), self.codec.to_raspc(e.default), line)
+            return self.aggregate(e)
         if isinstance(e, r.SelectorWidth):
             return b.selector_width(self.of(e.selector), line)
         self.refuse(f"raspc cannot convert a {type(e).__name__}: it is none of Tracr's RASP primitives")
+
+    def aggregate(self, e):
+        """An Aggregate, and the Python values Tracr's evaluator gives for its atoms: a selected
+        value as it is, the default, and a float for a mean of several values."""
+        sop = self.of(e.sop)
+        default, default_atom = e.default, self.codec.to_raspc(e.default)
+        values = self.values(sop)
+        if id(e) in self.unreached_defaults and default is None and any(v != NONE for v in values):
+            # No input reaches the default, so one of the values stands in for it: the same
+            # program on every input, without a value (None) that only the default brings, which
+            # would keep a mean of it (or of a map of it) from being numerical.
+            numbers = [v for v in values if _is_number(v)]
+            default_atom = (numbers or [v for v in values if v != NONE] or values)[0]
+            default = self.python_values(sop, default_atom)[0]
+        node = self.b.aggregate(self.of(e.selector), sop, default_atom, self.line)
+        self.remember(node, default_atom, default)
+        for atom in values:
+            for value in self.python_values(sop, atom):
+                self.remember(node, atom, value)
+        if _encoding(e, self.encodings) != "categorical" or id(e) in self.means:
+            # A mean of several values: Tracr's evaluator divides, so a whole mean is a float too.
+            for atom in self.values(node):
+                if isinstance(atom, int) and not isinstance(atom, bool):
+                    self.remember(node, atom, float(atom))
+        return node
+
+    def always_selects(self, selector):
+        """Whether `selector` selects at least one key at every query position of every input
+        (False where that is not known): a query always selects itself where it compares an s-op
+        with itself by EQ, LEQ or GEQ; a selector that does not read the tokens (only indices,
+        length, constants, and comparisons that are always true or false) is evaluated at every
+        length with Tracr's evaluator."""
+        r = self.rasp
+        if isinstance(selector, r.Select) and selector.keys is selector.queries and any(
+                selector.predicate is c for c in (r.Comparison.EQ, r.Comparison.LEQ, r.Comparison.GEQ)):
+            return True
+        if isinstance(selector, r.SelectorOr):
+            return self.always_selects(selector.fst) or self.always_selects(selector.snd)
+        if not self.token_independent(selector):
+            return False
+        cells = sum(n * n for n in range(1, self.max_len + 1))
+        if cells > 2_000_000 or not self.source_vocab:
+            return False
+        evaluator = _tracr_evaluator(self.rasp, self.causal)
+        if evaluator is None:
+            return False
+        for n in range(1, self.max_len + 1):
+            try:
+                rows = evaluator.run(selector, [self.source_vocab[0]] * n)
+            except Exception:
+                return False
+            for q, row in enumerate(rows):
+                visible = row[:q + 1] if self.causal else row
+                if not any(visible):
+                    return False
+        return True
+
+    def token_independent(self, expr, memo=None):
+        """Whether `expr` has the same value on every input of a length (reads no token)."""
+        r = self.rasp
+        memo = {} if memo is None else memo
+        if id(expr) in memo:
+            return memo[id(expr)]
+        if isinstance(expr, r.TokensType):
+            result = False
+        elif isinstance(expr, (r.IndicesType, r.LengthType, r.Full, r.ConstantSOp, r.ConstantSelector)):
+            result = True
+        elif isinstance(expr, r.Select) and (expr.predicate is r.Comparison.TRUE
+                                             or expr.predicate is r.Comparison.FALSE):
+            result = True
+        elif isinstance(expr, (r.Map, r.SequenceMap, r.Select, r.SelectorAnd, r.SelectorOr, r.SelectorNot,
+                               r.Aggregate, r.SelectorWidth)):
+            result = all(self.token_independent(child, memo) for child in expr.children)
+        else:
+            result = False
+        memo[id(expr)] = result
+        return result
 
     def sequence_map(self, e):
         b, line = self.b, self.line
@@ -378,14 +539,19 @@ class _Converter:
         # it must be a one-hot that the table reads, not a number.
         for node in (fst_code, snd_code, code):
             b.annotate(node, "categorical")
-        keys, outputs = [], []
+        keys, outputs, results = [], [], []
         for i, x in enumerate(fst_values):
             for j, y in enumerate(snd_values):
-                defined, out = self.call(e.f, x, y)
+                defined, out, python = self.call(e.f, (fst, x), (snd, y))
                 if defined:
                     keys.append(i * width + j)
                     outputs.append(out)
-        return b.lookup(code, keys, outputs, line)
+                    results.append(python)
+        table = b.lookup(code, keys, outputs, line)
+        for out, python in zip(outputs, results):
+            for value in python:
+                self.remember(table, out, value)
+        return table
 
     def linear(self, fst, fst_fac, snd, snd_fac):
         """fst_fac * fst + snd_fac * snd as the sum it is, which stays numerical; a difference of
@@ -393,14 +559,28 @@ class _Converter:
         selector (make_pair_balance's opens - closes becomes a single mean)."""
         b, line = self.b, self.line
         if (fst_fac, snd_fac) == (1, 1):
-            return b.elementwise("add", [fst, snd], line)
-        if (fst_fac, snd_fac) == (1, -1):
-            return b.elementwise("sub", [fst, snd], line)
-        if (fst_fac, snd_fac) == (-1, 1):
-            return b.elementwise("sub", [snd, fst], line)
-        scaled_fst = b.elementwise("mul", [fst, self.constant(fst_fac)], line)
-        scaled_snd = b.elementwise("mul", [snd, self.constant(snd_fac)], line)
-        return b.elementwise("add", [scaled_fst, scaled_snd], line)
+            node = b.elementwise("add", [fst, snd], line)
+        elif (fst_fac, snd_fac) == (1, -1):
+            node = b.elementwise("sub", [fst, snd], line)
+        elif (fst_fac, snd_fac) == (-1, 1):
+            node = b.elementwise("sub", [snd, fst], line)
+        else:
+            scaled_fst = b.elementwise("mul", [fst, self.constant(fst_fac)], line)
+            scaled_snd = b.elementwise("mul", [snd, self.constant(snd_fac)], line)
+            node = b.elementwise("add", [scaled_fst, scaled_snd], line)
+        # A whole sum is a float in Tracr's evaluator where a term is: remember which.
+        fst_values, snd_values = self.values(fst), self.values(snd)
+        if len(fst_values) * len(snd_values) <= 20_000:
+            for x in fst_values:
+                for y in snd_values:
+                    total = Fraction(fst_fac) * Fraction(x) + Fraction(snd_fac) * Fraction(y)
+                    if total.denominator != 1:
+                        continue
+                    for xp in self.python_values(fst, x):
+                        for yp in self.python_values(snd, y):
+                            whole = isinstance(fst_fac * xp + snd_fac * yp, int)
+                            self.remember(node, int(total), int(total) if whole else float(total))
+        return node
 
     def select_all(self, selected):
         one = self.b.constant(1, self.line)
@@ -420,10 +600,10 @@ class _Converter:
                 return self.b.select(keys, queries, native, self.line)
 
         def holds(k, q):
-            try:
-                return bool(predicate(self.codec.to_python(k), self.codec.to_python(q)))
-            except Exception:
-                return False  # Tracr raises here (a Comparison on None): nothing is selected
+            # Tracr raises where the predicate does (a Comparison on None): nothing is selected.
+            defined, selected, _ = self.call(lambda key, query: bool(predicate(key, query)), (keys, k), (queries, q),
+                                             none_gives_none=False, shown=_callable_name(predicate))
+            return defined and selected is True
 
         return self.select_table(keys, queries, holds)
 
@@ -468,6 +648,10 @@ class _Converter:
 _NATIVE_COMPARISONS = {"EQ": "eq", "NEQ": "ne", "LT": "lt", "LEQ": "le", "GT": "gt", "GEQ": "ge"}
 
 
+def _arguments(values):
+    return ", ".join(f"{type(v).__name__} {v!r}" for v in values)
+
+
 def _is_number(value):
     return isinstance(value, (int, Fraction)) and not isinstance(value, bool)
 
@@ -502,9 +686,12 @@ def _explicit_encoding(expr):
     return getattr(encoding, "value", None) if encoding is not None else None
 
 
-def from_tracr(expr, vocab, max_seq_len, causal=False, encodings="tracr"):
+def from_tracr(expr, vocab, max_seq_len, causal=False, encodings="tracr", means=()):
     """A raspc Program from a Tracr RASP expression (an SOp), for inputs over ``vocab`` of up to
-    ``max_seq_len`` tokens; callables are tabulated on the values raspc infers for that domain."""
+    ``max_seq_len`` tokens; callables are tabulated on the values raspc infers for that domain.
+    ``means``: Aggregates (the expressions) to compile as the mean of the selected values
+    wherever raspc can, whatever ``encodings`` says (``compile_rasp_to_model`` names those where a
+    copy failed verification)."""
     rasp = _rasp()
     if not isinstance(expr, rasp.SOp):
         raise raspc.CompileError(f"tracr: error: from_tracr takes a Tracr SOp (the program's output), "
@@ -522,7 +709,7 @@ def from_tracr(expr, vocab, max_seq_len, causal=False, encodings="tracr"):
         if not isinstance(e, rasp.RASPExpr):
             raise raspc.CompileError(f"tracr: error: {e!r} ({type(e).__name__}) stands where a Tracr "
                                      "expression belongs")
-    return _Converter(rasp, vocab, max_seq_len, bool(causal), encodings).convert(expr)
+    return _Converter(rasp, vocab, max_seq_len, bool(causal), encodings, means).convert(expr)
 
 
 def _vocabulary(vocab):
@@ -695,10 +882,28 @@ def compile_rasp_to_model(program, vocab, max_seq_len, causal=False, compiler_bo
     oracle disagrees with raises CompileError."""
     del mlp_exactness
     check_special_tokens(_vocabulary(vocab), compiler_bos, compiler_pad)  # before the compile, not after
-    converted = from_tracr(program, vocab, max_seq_len, causal=causal)
-    model = raspc.compile(converted, vocab=converted.tracr_vocab, max_len=max_seq_len, causal=bool(causal),
-                          **raspc_options)
+    means, refused = [], None
+    while True:
+        converted = from_tracr(program, vocab, max_seq_len, causal=causal, means=means)
+        try:
+            model = raspc.compile(converted, vocab=converted.tracr_vocab, max_len=max_seq_len,
+                                  causal=bool(causal), **raspc_options)
+            break
+        except raspc.CompileError as error:
+            # Tracr's categorical Aggregate copies the one value it selects; Tracr's evaluator
+            # averages several. Where the copy departs from raspc's interpreter (which averages
+            # too), compile that Aggregate as a mean, as Tracr's evaluator computes it.
+            aggregate = converted.tracr_copies.get(error.departure)
+            if aggregate is None or any(a is aggregate for a in means):
+                if refused is None:
+                    raise
+                raise raspc.CompileError(f"{refused}\nnote: with {', '.join(converted.tracr_means)} averaged "
+                                         f"instead, as Tracr's evaluator does, the program is refused too: "
+                                         f"{error}") from None
+            refused = refused or error
+            means.append(aggregate)
     tracr_model = TracrModel(model, converted, compiler_bos, compiler_pad)
+    tracr_model.averaged = list(converted.tracr_means)
     if raspc_options.get("verify", True):
         tracr_model.tracr_check = check_with_tracr(program, tracr_model, seed=raspc_options.get("seed", 1))
     else:

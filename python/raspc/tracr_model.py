@@ -270,6 +270,9 @@ class TracrModel:
         self.program = program
         self.compiler_bos = compiler_bos
         self.compiler_pad = compiler_pad
+        # Tracr categorical Aggregates compiled as means, as Tracr's evaluator computes them,
+        # because a copy failed verification (compile_rasp_to_model fills it in).
+        self.averaged = []
         self._codec = getattr(program, "_codec", None)
         self._output = model.metadata.get("output", {})
         # Tracr's residual space is sorted (VectorSpaceWithBasis sorts its basis), and converters

@@ -186,9 +186,19 @@ std::shared_ptr<PyModel> compile(const PyProgram& program, const CompileOptions&
     result = compile_program(program.program, options);
   }
   const CompileReport& r = result.report;
-  if (r.mismatches > 0)
-    fail_file(program.source->name, "verification found " + std::to_string(r.mismatches) +
-                                        " mismatching inputs, so no model was made; the first: " + r.first_mismatch);
+  if (r.mismatches > 0) {
+    try {
+      fail_file(program.source->name, "verification found " + std::to_string(r.mismatches) +
+                                          " mismatching inputs, so no model was made; the first: " + r.first_mismatch);
+    } catch (const UserError& e) {
+      // The s-op where the model first departs from the interpreter, for code that acts on it
+      // (raspc.tracr compiles a Tracr aggregate as a mean where copying it departs).
+      py::object error = py::module_::import("raspc.errors").attr("CompileError")(std::string(e.what()));
+      if (!r.first_departure.empty()) error.attr("departure") = r.first_departure;
+      PyErr_SetObject(error.get_type().ptr(), error.ptr());
+      throw py::error_already_set();
+    }
+  }
   auto model = std::make_shared<PyModel>();
   model->model = std::move(result.model);
   model->report = result.report;

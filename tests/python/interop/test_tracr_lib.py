@@ -198,6 +198,84 @@ def test_float_tie_breaks_are_exact():
     del smaller
 
 
+def test_whole_floats_reach_callables_as_floats():
+    # (x + i) / 2 is a float in Python even where it is whole: raspc holds the number 1, and the
+    # next callable must still see 1.0 (1.0.is_integer() is True; f"{1.0}" is "1.0").
+    _reset_ids()
+    average = rasp.SequenceMap(lambda x, i: (x + i) / 2, rasp.tokens, rasp.indices)
+    label = raspc.tracr.compile_rasp_to_model(rasp.Map(lambda m: f"avg={m}", average), {0, 1, 2}, 3,
+                                              compiler_bos="BOS")
+    assert label.apply(["BOS", 0, 2, 1]).decoded == ["BOS", "avg=0.0", "avg=1.5", "avg=1.5"]
+    assert label.apply(["BOS", 2]).decoded == ["BOS", "avg=1.0"]
+    _reset_ids()
+    average = rasp.SequenceMap(lambda x, i: (x + i) / 2, rasp.tokens, rasp.indices)
+    whole = raspc.tracr.compile_rasp_to_model(average, {0, 1, 2}, 3, compiler_bos="BOS")
+    decoded = whole.apply(["BOS", 2, 0]).decoded
+    assert decoded == ["BOS", 1.0, 0.5] and isinstance(decoded[1], float)
+
+
+def test_a_callable_that_tells_a_mean_from_one_value_is_refused():
+    # A numerical mean of ints is 2 where one key is selected and 2.0 where several are: one
+    # number to raspc, two texts to str. Tracr's evaluator gives "2" or "2.0" by input.
+    _reset_ids()
+    ones = rasp.numerical(rasp.Map(lambda x: x, rasp.tokens))
+    mean = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ), ones,
+                                         default=0)).named("running_mean")
+    program = rasp.Map(str, mean).named("shown")
+    with pytest.raises(raspc.CompileError) as caught:
+        raspc.tracr.compile_rasp_to_model(program, {0, 2}, 3, compiler_bos="BOS")
+    message = str(caught.value)
+    assert message.startswith("tracr:shown:6:1: error: str gives '0' for int 0 and '0.0' for float 0.0, and "
+                              "Tracr's evaluator can pass either here"), message
+    assert "shown = Map(str, running_mean)" in message
+
+
+def test_a_default_no_input_reaches_leaves_the_value_set():
+    # reverse selects one key at every position of every input, so its default (None) never
+    # shows: the palindrome's agreement is a mean of numbers, as Tracr's evaluator computes it.
+    from tracr.compiler import lib
+    _reset_ids()
+    same = rasp.SequenceMap(lambda x, y: x == y, rasp.tokens, lib.make_reverse(rasp.tokens))
+    ones = rasp.numerical(rasp.Map(lambda b: 1 if b else 0, same))
+    agreement = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE), ones,
+                                              default=0))
+    program = rasp.Map(lambda m: m == 1, agreement).named("is_palindrome")
+    model = raspc.tracr.compile_rasp_to_model(program, {"a", "b"}, 4, compiler_bos="BOS")
+    assert model.apply(["BOS", "a", "b", "a"]).decoded == ["BOS", True, True, True]
+    assert model.apply(["BOS", "a", "b", "b"]).decoded == ["BOS", False, False, False]
+    listing = model.program.source
+    assert "reverse = Aggregate(reverse_selector, tokens, default=None)  # its selector selects a key at every " \
+           "position of every input: the default is never used" in listing, listing
+    assert not any(label.endswith(":\u22a5") for label in model.model.residual_labels if label.startswith("reverse:"))
+    # A selector that reads the tokens is not evaluated: its default stays.
+    _reset_ids()
+    first_a = rasp.Aggregate(rasp.Select(rasp.tokens, rasp.Map(lambda _: "a", rasp.tokens), rasp.Comparison.EQ),
+                             rasp.indices).named("an_a")
+    kept = raspc.tracr.from_tracr(first_a, {"a", "b"}, 3)
+    assert "never used" not in kept.source
+    assert raspc.tracr.evaluate(kept, ["b", "b"]) == [None, None]
+
+
+def test_a_copy_that_fails_verification_is_compiled_as_tracrs_mean():
+    # Tracr's categorical Aggregate copies one selected value; Tracr's evaluator averages several.
+    _reset_ids()
+    program = rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ),
+                             rasp.indices).named("mean_position")
+    with pytest.raises(raspc.CompileError) as caught:
+        raspc.compile(raspc.tracr.from_tracr(program, {"a", "b"}, 4), vocab=["a", "b"], max_len=4)
+    assert caught.value.departure == "mean_position"
+    model = raspc.tracr.compile_rasp_to_model(program, {"a", "b"}, 4, compiler_bos="BOS")
+    assert model.averaged == ["mean_position"]
+    assert model.apply(["BOS", "a", "b", "a"]).decoded == ["BOS", 1.0, 1, 1.0]
+    assert rasp.evaluate(program, ["a", "b", "a"]) == [1.0, 1, 1.0]
+    assert model.tracr_check["mismatches"] == 0 and model.tracr_check["inputs"] == 30
+    _reset_ids()
+    unique = raspc.tracr.compile_rasp_to_model(rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices,
+                                                                          rasp.Comparison.EQ), rasp.tokens),
+                                               {"a", "b"}, 4, compiler_bos="BOS")
+    assert unique.averaged == []
+
+
 def test_a_conversion_that_changes_the_meaning_fails_the_compile(monkeypatch):
     # The second oracle: were the converter to swap a SequenceMap's arguments, raspc's own
     # verification would pass (it checks the converted program) and Tracr's evaluator must not.
