@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "raspc/command_line.hpp"
 #include "raspc/command_options.hpp"
@@ -14,6 +16,27 @@ namespace {
 std::string command_name(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands()) return "raspc " + sub->get_name();
   return "raspc";
+}
+
+// Out of memory, said of the file the command was working on (its first positional argument),
+// with the options of that command that size what it holds: no advice it cannot take.
+std::string out_of_memory_message(const CLI::App& app) {
+  std::string who = command_name(app), knobs;
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const CLI::Option* option : sub->get_options())
+      if (option->get_positional() && option->count() > 0 && !option->results().empty()) {
+        who = option->results().front();
+        break;
+      }
+    std::vector<std::string> flags;
+    for (const char* flag : {"--max-len", "--vocab", "--batch", "--samples"})
+      if (sub->get_option_no_throw(flag) != nullptr) flags.push_back(flag);
+    for (size_t i = 0; i < flags.size(); ++i)
+      knobs += (i == 0 ? "" : i + 1 == flags.size() ? " or " : ", ") + flags[i];
+  }
+  return raspc::escaped_message(who) + ": error: out of memory" +
+         (knobs.empty() ? std::string(": this machine has too little memory for it\n")
+                        : " (try a smaller " + knobs + ")\n");
 }
 
 }  // namespace
@@ -54,7 +77,7 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::bad_alloc&) {
     std::cout.flush();
-    std::cerr << command_name(app) << ": error: out of memory (try a smaller --max-len, vocabulary or batch)\n";
+    std::cerr << out_of_memory_message(app);
     return 1;
   } catch (const std::exception& e) {
     // A defect of raspc, not of the input: said as one, never an abort, and an exit code of its own.

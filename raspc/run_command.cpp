@@ -33,24 +33,8 @@ struct InputLines {
 };
 InputLines read_input_lines(const std::string& path) {
   InputLines in;
-  if (path == "-") {
-    auto file = std::make_shared<SourceFile>();
-    file->name = "<stdin>";
-    file->text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    in.file = file;
-  } else {
-    in.file = read_source_file(path);
-  }
-  require_utf8(in.file);
-  const std::string& text = in.file->text;
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    size_t stop = end > begin && text[end - 1] == '\r' ? end - 1 : end;
-    in.lines.push_back({begin, stop});
-    begin = end + 1;
-  }
+  in.file = read_source_file(path);  // "-" is standard input, within the same 64 MiB as a file
+  in.lines = input_lines(in.file);
   return in;
 }
 

@@ -8,6 +8,8 @@
 #include "language/program_file.hpp"
 #include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
+#include "raspc/compile_header.hpp"
+#include "raspc/verify_progress.hpp"
 #include "runtime/model_output.hpp"
 #include "runtime/residual_trace.hpp"
 #include "runtime/safetensors.hpp"
@@ -39,13 +41,26 @@ Model compile_for_view(const ViewOptions& options, bool have_vocab) {
   if (compile.vocab.empty())
     fail_file(options.file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
   const int input_length = int(parse_input(options.input, "--input", &compile.vocab).size());
-  if (options.max_len != 0 && (options.max_len < input_length || options.max_len > 4096))
-    fail_file("--max-len", "must be from the input's length " + std::to_string(input_length) + " to 4096, not " +
-                               std::to_string(options.max_len));
+  if (options.max_len == 0 && input_length > kMaxCompileLength)
+    fail_file("--input", "has " + std::to_string(input_length) + " tokens, more than the " +
+                             std::to_string(kMaxCompileLength) +
+                             " a program is compiled for; view a shorter input, or a compiled model");
+  if (options.max_len != 0 && (options.max_len < input_length || options.max_len > kMaxCompileLength))
+    fail_file("--max-len", "must be from the input's length " + std::to_string(input_length) + " to " +
+                               std::to_string(kMaxCompileLength) + ", not " + std::to_string(options.max_len));
   compile.max_len = options.max_len != 0 ? options.max_len : input_length;
   compile.mode = options.causal || header.causal.value_or(false) ? Mode::Causal : Mode::Bidirectional;
   compile.source_text = source->text;
   Program program = evaluate_program(source);
+  // The page waits on a verification that can take minutes at a long input: say what is coming
+  // (where it is more than a moment) and show its progress, as compile does, on standard error.
+  compile.on_assembled = [&](const CompileReport& r) {
+    if (r.estimated_verify_seconds >= 1)
+      std::cerr << "compiling " << options.file << " for inputs up to length " << compile.max_len << "\n"
+                << describe_shape(r) << std::flush;
+  };
+  VerifyProgress progress;
+  compile.on_verify_progress = [&progress](long done, long total, double work) { progress.update(done, total, work); };
   CompileResult result = naming_errors(options.file, [&] { return compile_program(program, compile); });
   if (result.report.mismatches > 0)
     fail_file(options.file, "verification found " + std::to_string(result.report.mismatches) +

@@ -101,12 +101,18 @@ std::string reading_text(float reading, const std::vector<std::pair<double, std:
   return text;
 }
 
+std::string printable(const std::string& token);
+
+// The input vocabulary as an error lists it: tokens as printable() shows them (a newline in a
+// token is \x0a, not a line break inside the message), the first 64 of a larger one.
 std::string describe_vocabulary(const Model& model, const std::vector<int>& ids) {
+  constexpr size_t kListed = 64;
   std::string s;
-  for (size_t i = 0; i < ids.size(); ++i) {
+  for (size_t i = 0; i < ids.size() && i < kListed; ++i) {
     if (i) s += ' ';
-    s += model.vocab[ids[i]];
+    s += printable(model.vocab[ids[i]]);
   }
+  if (ids.size() > kListed) s += " ... (" + std::to_string(ids.size()) + " tokens in all)";
   return s;
 }
 
@@ -210,6 +216,16 @@ std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<con
   size_t begin = first, end = last;
   while (begin < end && is_space(text[begin])) ++begin;
   while (end > begin && is_space(text[end - 1])) --end;
+  // The tokens counted before any is looked up: a 50 MB line is refused for its length at once,
+  // not after 50 million lookups (an item a comma, or a token a code point).
+  size_t count = 0;
+  if (begin < end && text[begin] == '[') {
+    count = size_t(std::count(text.begin() + long(begin), text.begin() + long(end), ',')) + 1;
+  } else {
+    for (size_t i = begin; i < end; i += std::max<size_t>(1, utf8_length_at(text, i))) ++count;
+  }
+  if (count > 0)
+    if (const std::string problem = length_problem(model, count); !problem.empty()) fail_at(span(first, last), problem);
   std::vector<int> tokens;
   if (begin < end && text[begin] == '[') {
     if (text[end - 1] != ']') fail_at(span(begin, end), "a list input must end with ']', as in [3,1,2,4]");
@@ -247,6 +263,21 @@ std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<con
   }
   if (const std::string problem = length_problem(model, tokens.size()); !problem.empty()) fail_at(span(first, last), problem);
   return tokens;
+}
+
+std::vector<std::pair<size_t, size_t>> input_lines(const std::shared_ptr<const SourceFile>& file) {
+  require_utf8(file);
+  const std::string& text = file->text;
+  std::vector<std::pair<size_t, size_t>> lines;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const size_t stop = end > begin && text[end - 1] == '\r' ? end - 1 : end;
+    lines.push_back({begin, stop});
+    begin = end + 1;
+  }
+  return lines;
 }
 
 std::vector<int> model_input_tokens(const Model& model, const std::vector<std::string>& tokens,

@@ -52,6 +52,10 @@ std::vector<int> parse_model_input(const Model& model, const std::string& text, 
 std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<const SourceFile>& source, size_t first,
                                    size_t last);
 
+// The lines of a file of inputs (run --inputs), after require_utf8: the byte range [first, last)
+// of each, a CR before its newline left out.
+std::vector<std::pair<size_t, size_t>> input_lines(const std::shared_ptr<const SourceFile>& file);
+
 // The token ids of a sequence given as a list of token texts (Python's list input): each item is
 // one token, taken as it is (no parsing: "a,b" is one token, refused unless the vocabulary holds
 // it). Errors name `origin` and the item's position.

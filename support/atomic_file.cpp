@@ -160,7 +160,11 @@ std::string read_file_bytes(const std::string& path, uint64_t max_bytes) {
   if (::stat(path.c_str(), &st) != 0) fail_file(path, "cannot open the file (does it exist, and is it readable?)");
   if (S_ISDIR(st.st_mode)) fail_file(path, "this is a folder, not a file");
   auto too_large = [&] {
-    fail_file(path, "the file is larger than the " + std::to_string(max_bytes) + " bytes raspc reads of such a file");
+    // Standard input (read_source_file reads "-" as /dev/stdin) is named as the user gave it.
+    const std::string limit = max_bytes % (1u << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB"
+                                                         : std::to_string(max_bytes) + " bytes";
+    fail_file(path == "/dev/stdin" ? "<stdin>" : path,
+              "the input is larger than the " + limit + " raspc reads of such a file");
   };
   if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > max_bytes) too_large();
   FILE* f = std::fopen(path.c_str(), "rb");

@@ -65,8 +65,8 @@ std::vector<ShownCharacter> shown_characters(const std::string& text, size_t beg
   return shown;
 }
 
-// A message may quote what the user wrote (a token, a name, a file's bytes): its control bytes and
-// bytes that are not UTF-8 are escaped too, so a message is always text (Python decodes it).
+}  // namespace
+
 std::string escaped_message(std::string_view message) {
   std::string out;
   for (size_t i = 0; i < message.size();) {
@@ -82,8 +82,6 @@ std::string escaped_message(std::string_view message) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string format_error(const Span& span, std::string_view raw_message) {
   return format_diagnostic(span, raw_message, "error");
@@ -110,14 +108,21 @@ std::string format_diagnostic(const Span& span, std::string_view raw_message, st
   if (line_end == std::string::npos) line_end = file.text.size();
   if (line_end > line_start && file.text[line_end - 1] == '\r' && begin < line_end - 1) --line_end;  // CRLF
 
-  const std::vector<ShownCharacter> shown = shown_characters(file.text, line_start, line_end);
+  // Only the bytes around the caret that can be quoted (a column takes at most 4 bytes): a 50 MB
+  // line held one ShownCharacter per code point, gigabytes, to print 120 columns of it.
+  const size_t reach = 4 * kQuotedColumns;
+  size_t window_start = begin - line_start > reach ? begin - reach : line_start;
+  while (window_start > line_start && (uint8_t(file.text[window_start]) & 0xC0) == 0x80) --window_start;
+  const size_t window_end = line_end - begin > reach ? begin + reach : line_end;
+  const bool cut = window_start > line_start || window_end < line_end;
+  const std::vector<ShownCharacter> shown = shown_characters(file.text, window_start, window_end);
   const size_t end = std::min<size_t>(std::max<size_t>(span.end, begin), line_end);
   size_t caret = 0;  // the first shown character at or after the span's begin
   while (caret < shown.size() && shown[caret].begin < begin) ++caret;
   size_t total = 0;
   for (const ShownCharacter& c : shown) total += c.width;
   size_t from = 0, to = shown.size();
-  if (total > kQuotedColumns) {
+  if (total > kQuotedColumns || cut) {
     size_t before = 0;
     from = caret;
     while (from > 0 && before + shown[from - 1].width <= kColumnsBeforeCaret) before += shown[--from].width;
@@ -125,12 +130,13 @@ std::string format_diagnostic(const Span& span, std::string_view raw_message, st
     to = caret;
     while (to < shown.size() && width + shown[to].width <= kQuotedColumns) width += shown[to++].width;
   }
-  std::string line = from > 0 ? "..." : "", pad = from > 0 ? "   " : "";
+  const bool cut_before = from > 0 || window_start > line_start;
+  std::string line = cut_before ? "..." : "", pad = cut_before ? "   " : "";
   for (size_t i = from; i < to; ++i) {
     line += shown[i].text;
     if (i < caret) pad += shown[i].text == "\t" ? std::string("\t") : std::string(shown[i].width, ' ');
   }
-  if (to < shown.size()) line += "...";
+  if (to < shown.size() || window_end < line_end) line += "...";
   size_t underline = 0;
   for (size_t i = caret; i < to && shown[i].begin < end; ++i) underline += shown[i].width;
   underline = std::max<size_t>(underline, 1);

@@ -48,6 +48,10 @@ LineColumn line_column(const SourceFile& file, uint32_t offset);
 // line is clipped to about 120 columns around the caret ("..." marks the cut). Without a valid
 // span: "error: message\n".
 std::string format_error(const Span& span, std::string_view message);
+// A message as diagnostics print it: it may quote what the user wrote (a token, a name, a file's
+// bytes), so control bytes (but tab and newline) and bytes that are not UTF-8 are escaped (\xNN):
+// a message is always text (Python decodes it).
+std::string escaped_message(std::string_view message);
 // The same with "note" for "error": a second place an error concerns (where a value was made).
 std::string format_note(const Span& span, std::string_view message);
 std::string format_diagnostic(const Span& span, std::string_view message, std::string_view severity);

@@ -12,6 +12,10 @@ extension module); this package only converts between them and Python::
 
 from fractions import Fraction
 
+# _raspc initialises numpy's C API as it loads (so that two threads' first calls cannot deadlock
+# on it); without numpy that fails as "ImportError: initialization failed", so say what is missing.
+import numpy  # noqa: F401
+
 from . import _raspc
 from .errors import CompileError, FileError, InputError, RaspcError, UndefinedError
 

@@ -1,5 +1,7 @@
 #include "runtime/export/export.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
@@ -196,10 +198,13 @@ void check_export_path(ExportFormat format, const std::string& path, const std::
       if (fs::equivalent(entry.path(), input, error))
         fail_file(path, "holds " + name + ", the input file " + input +
                             "; the export would replace it: export into another folder");
-    if (!entry.is_regular_file(error) || entry.is_symlink(error) ||
-        std::find(ours.begin(), ours.end(), name) == ours.end())
+    if (std::find(ours.begin(), ours.end(), name) == ours.end())
       fail_file(path, "holds " + name + ", which a " + export_format_name(format) +
                           " export does not write; the export would mix with it" + usage);
+    struct stat st;
+    if (::lstat(entry.path().c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      fail_file(path, "holds " + name + ", which is " + describe_file_kind(st.st_mode) +
+                          ", not a file a previous export wrote" + usage);
   }
   if (error) fail_file(path, "cannot list the folder: " + error.message());
 }

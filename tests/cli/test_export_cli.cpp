@@ -113,6 +113,33 @@ TEST_CASE("raspc run --inputs runs one input a line, and --json prints one objec
   CHECK(r.err == "--logits: error: needs --json: the logits are printed as JSON\n");
 }
 
+TEST_CASE("raspc run --inputs refuses a huge line by its length at once, and standard input past 64 MiB") {
+  REQUIRE(raspc_cli("compile " + kPrograms + "hist.rasp --max-len 6 -o h.safetensors").code == 0);
+  // 20 MB on one line: counted, not looked up token by token (6.6 s and out of memory before),
+  // and the quoted line is the 120 columns around the caret, not a copy of the whole line.
+  std::ofstream(scratch_folder() / "huge.txt") << "ab\n" << std::string(20'000'000, 'a') << "\n";
+  CommandResult r = raspc_cli("run h.safetensors --inputs huge.txt");
+  CHECK(r.code == 1);
+  CHECK(r.out == "");
+  CHECK(r.err == "huge.txt:2:1: error: the input has 20000000 tokens but the model takes at most 6 (its 7 positions "
+                 "minus BOS)\n  " + std::string(120, 'a') + "...\n  ^" + std::string(119, '~') + "\n");
+  std::ofstream(scratch_folder() / "huge_list.txt") << "[a" << std::string(100'000, ',') << "]\n";
+  r = raspc_cli("run h.safetensors --inputs huge_list.txt");
+  CHECK(r.err.substr(0, r.err.find('\n')) ==
+        "huge_list.txt:1:1: error: the input has 100001 tokens but the model takes at most 6 (its 7 positions minus BOS)");
+
+  // Standard input is read within the 64 MiB a file is.
+  {
+    std::ofstream big(scratch_folder() / "big.txt");
+    const std::string line = "ab\n";
+    for (int i = 0; i < (65 << 20) / 3; ++i) big << line;
+  }
+  r = run_raspc("run h.safetensors --inputs -", scratch_folder(), "", "big.txt");
+  CHECK(r.code == 1);
+  CHECK(r.out == "");
+  CHECK(r.err == "<stdin>: error: the input is larger than the 64 MiB raspc reads of such a file\n");
+}
+
 TEST_CASE("raspc run --json reads a numerical output's raw values") {
   REQUIRE(raspc_cli("compile " + kPrograms + "frac_prevs.rasp --causal --max-len 4 -o f.safetensors").code == 0);
   CommandResult r = raspc_cli("run f.safetensors --input axxa --json");

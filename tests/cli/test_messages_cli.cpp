@@ -176,3 +176,16 @@ TEST_CASE("messages: no failure exits 0: bench --device cuda without CUDA exits 
   CHECK(r.out == "");
   CHECK(r.err.rfind("--device: error: ", 0) == 0);
 }
+
+TEST_CASE("messages: out of memory names the file and only the options the command has") {
+#if defined(__SANITIZE_ADDRESS__)
+  // The address sanitizer reserves terabytes of address space: no process starts under ulimit -v.
+  return;
+#else
+  // 100 MB of address space: raspc starts in under 10 MB; dyck2 at length 64 needs about 600 MB.
+  Result r = raspc_cli("compile programs/dyck2.rasp --max-len 64 --no-verify -o d.safetensors", "ulimit -v 100000;");
+  CHECK(r.code == 1);
+  CHECK(r.err == "programs/dyck2.rasp: error: out of memory (try a smaller --max-len, --vocab or --samples)\n");
+  CHECK(!std::filesystem::exists(scratch() / "d.safetensors"));
+#endif
+}

@@ -184,6 +184,12 @@ TEST_CASE("view compiles a program first and writes its page") {
   CHECK(page.find("<td class=\"mismatch\"") == std::string::npos);
   CHECK(page.find("data-output=\"true\"><th>hist</th><td class=\"checked\" data-position=\"0\" title=\"interpreter: "
                   "2\">2</td>") != std::string::npos);
+  // An input longer than any compile is refused by its length, not compiled at that length.
+  r = raspc_cli("view '" RASPC_SOURCE_DIR "/programs/hist.rasp' --input " + std::string(5000, 'a') + " -o long.html");
+  CHECK(r.code == 1);
+  CHECK(r.err == "--input: error: has 5000 tokens, more than the 4096 a program is compiled for; view a shorter "
+                 "input, or a compiled model\n");
+  CHECK(!std::filesystem::exists(raspc::testing::scratch_folder() / "long.html"));
   // aab.rasp says `# causal: yes`: compiled causal, as its own header asks.
   r = raspc_cli("view '" RASPC_SOURCE_DIR "/programs/aab.rasp' --input aab -o aab.html");
   CHECK(r.code == 0);

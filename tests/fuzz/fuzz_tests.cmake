@@ -1,4 +1,4 @@
-# The fuzz targets of fuzz/ (language, model reader, compiler).
+# The fuzz targets of fuzz/ (language, model reader, compiler, export writers, view, run --inputs).
 #
 # Default suite: each target, built with the project's compiler and fuzz/replay_main.cpp instead
 # of libFuzzer, runs once on every file of its seed corpus fuzz/corpus/TARGET, so an input that
@@ -8,10 +8,10 @@
 # libFuzzer, ASan and UBSan (fuzz/CMakeLists.txt, in build/fuzz) and fuzzes each for
 # RASPC_FUZZ_SECONDS (default 60) from its corpus, with fuzz/rasp.dict; new inputs go to
 # build/fuzz/corpus/TARGET, crashes to build/fuzz/crashes/TARGET.
-set(RASPC_FUZZ_TARGETS language model_reader compiler)
+set(RASPC_FUZZ_TARGETS language model_reader compiler export view inputs)
 foreach(target ${RASPC_FUZZ_TARGETS})
   add_executable(replay_${target} ${CMAKE_SOURCE_DIR}/fuzz/fuzz_${target}.cpp ${CMAKE_SOURCE_DIR}/fuzz/replay_main.cpp)
-  target_link_libraries(replay_${target} PRIVATE raspc_compiler)
+  target_link_libraries(replay_${target} PRIVATE raspc_compiler raspc_view)
   add_dependencies(raspc_suite replay_${target})
   add_test(NAME "fuzz: replay the ${target} corpus" COMMAND replay_${target} ${CMAKE_SOURCE_DIR}/fuzz/corpus/${target})
   set_tests_properties("fuzz: replay the ${target} corpus" PROPERTIES LABELS corpus)

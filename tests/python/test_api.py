@@ -408,6 +408,15 @@ def test_list_inputs_are_tokens_as_given_never_text_parsed_again():
     with pytest.raises(raspc.InputError) as caught:
         model.run(["a", "a\nb"])
     assert r'item 1 ("a\x0ab")' in str(caught.value)  # a newline is shown escaped, not raw
+    # A vocabulary token holding a newline is listed escaped too, and a large vocabulary in part.
+    odd = raspc.compile(program, vocab=["a\nb", "c"], max_len=3)
+    with pytest.raises(raspc.InputError) as caught:
+        odd.run(["x"])
+    assert str(caught.value) == 'tokens: error: item 0 ("x") is not in the model\'s input vocabulary (a\\x0ab c)'
+    large = raspc.compile(program, vocab=[f"t{i}" for i in range(100)], max_len=2, samples=100)
+    with pytest.raises(raspc.InputError) as caught:
+        large.run(["x"])
+    assert str(caught.value).endswith(" t61 t62 t63 ... (100 tokens in all))"), str(caught.value)
     for bad in ({"a": 1}, b"ab", 3, None):
         with pytest.raises(raspc.InputError, match="tokens: error: must be a string or a list of tokens"):
             model.run(bad)

@@ -4,6 +4,8 @@
 // is the interop label's job (tests/interop).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -378,6 +380,14 @@ TEST_CASE("a folder export never replaces its input or a user's file, and replac
                        "this format is written as a folder: name a new or empty folder, or one a previous --format "
                        "tlens export wrote\n");
   CHECK(read_file_bytes(dir / "mine/config.json") == "{\"mine\": true}");
+  // A named pipe under one of the format's names is no previous export's file: refused, said so.
+  fs::create_directory(dir / "piped");
+  REQUIRE(::mkfifo((dir / "piped/model.bin").c_str(), 0600) == 0);
+  CHECK(error_of(sample_model(true), ExportFormat::Llmc, dir / "piped") ==
+        dir / "piped" + ": error: holds model.bin, which is a FIFO (named pipe), not a file a previous export wrote; "
+                        "this format is written as a folder: name a new or empty folder, or one a previous --format "
+                        "llmc export wrote\n");
+  fs::remove_all(dir / "piped");
   // A tlens export whose loader Python imported (its __pycache__ beside it) is a previous export.
   export_model(sample_model(), ExportFormat::TransformerLens, dir / "tl");
   fs::create_directory(dir / "tl/__pycache__");

@@ -69,6 +69,15 @@ TEST_CASE("format_error clips a long line to about 120 columns around the caret"
   // Near the start nothing is cut before the caret; the underline stops at the cut.
   error = format_error(Span{f, 2, 50000}, "m");
   CHECK(error == "long.rasp:1:3: error: m\n  " + std::string(120, 'a') + "...\n    ^" + std::string(117, '~') + "\n");
+  // Only the bytes near the caret are read, from a code point's first byte ("é" is 2 bytes).
+  std::string accents;
+  for (int i = 0; i < 1000; ++i) accents += "\xc3\xa9";
+  auto h = file_of("u", accents);
+  std::string before, after;
+  for (int i = 0; i < 40; ++i) before += "\xc3\xa9";
+  for (int i = 0; i < 80; ++i) after += "\xc3\xa9";
+  CHECK(format_error(Span{h, 1000, 1004}, "m") == "u:1:501: error: m\n  ..." + before + after + "...\n     " +
+                                                     std::string(40, ' ') + "^~\n");
   // A short line is quoted whole.
   auto g = file_of("s", std::string(120, 'x'));
   CHECK(format_error(Span{g, 119, 120}, "m") == "s:1:120: error: m\n  " + std::string(120, 'x') + "\n  " +
