@@ -222,7 +222,8 @@ std::vector<int> parse_model_input(const Model& model, const std::shared_ptr<con
   if (begin < end && text[begin] == '[') {
     count = size_t(std::count(text.begin() + long(begin), text.begin() + long(end), ',')) + 1;
   } else {
-    for (size_t i = begin; i < end; i += std::max<size_t>(1, utf8_length_at(text, i))) ++count;
+    const bool quoted = end - begin >= 2 && text[begin] == '"' && text[end - 1] == '"';  // as below
+    for (size_t i = begin + quoted; i < end - quoted; i += std::max<size_t>(1, utf8_length_at(text, i))) ++count;
   }
   if (count > 0)
     if (const std::string problem = length_problem(model, count); !problem.empty()) fail_at(span(first, last), problem);

@@ -164,7 +164,7 @@ std::string read_file_bytes(const std::string& path, uint64_t max_bytes) {
     const std::string limit = max_bytes % (1u << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB"
                                                          : std::to_string(max_bytes) + " bytes";
     fail_file(path == "/dev/stdin" ? "<stdin>" : path,
-              "the input is larger than the " + limit + " raspc reads of such a file");
+              "the file is larger than the " + limit + " raspc reads of such a file");
   };
   if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > max_bytes) too_large();
   FILE* f = std::fopen(path.c_str(), "rb");

@@ -1,5 +1,8 @@
 """Tracr's RASP programs compiled by raspc.
 
+(Longer than 500 lines on purpose: the converter is one class with a method a Tracr primitive,
+and the codec, the listing and the second oracle below all read the same conversion state.)
+
 ``from_tracr(expr, vocab, max_seq_len)`` turns a program built with Tracr's own ``tracr.rasp.rasp``
 module into a raspc Program; ``compile_rasp_to_model`` has the signature of Tracr's
 ``tracr.compiler.compiling.compile_rasp_to_model`` and returns a model whose

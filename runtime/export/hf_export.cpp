@@ -123,9 +123,11 @@ std::string model_card(const Model& model) {
   card += "# A GPT-2 compiled by raspc\n\n";
   card += "This is an ordinary GPT-2 (`GPT2LMHeadModel`) whose weights were compiled from a RASP program by raspc and "
           "verified against raspc's reference interpreter";
-  if (meta.contains("compile") && meta["compile"].contains("inputs_checked"))
-    card += " on " + meta["compile"]["inputs_checked"].dump() + " inputs (" + meta["compile"]["mismatches"].dump() +
-            " mismatches)";
+  // The file's own metadata: a "compile" object may lack a field (json's const [] on a missing key
+  // reads freed memory), so each is looked up.
+  const json compile = meta.value("compile", json::object());
+  if (compile.is_object() && compile.contains("inputs_checked") && compile.contains("mismatches"))
+    card += " on " + compile["inputs_checked"].dump() + " inputs (" + compile["mismatches"].dump() + " mismatches)";
   else if (meta.contains("trainer"))
     card = "# A GPT-2 trained by raspc\n\nThis GPT-2 was trained by raspc's trainer on labels from a RASP program";
   card += ".\n\n";

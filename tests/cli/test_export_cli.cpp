@@ -137,7 +137,7 @@ TEST_CASE("raspc run --inputs refuses a huge line by its length at once, and sta
   r = run_raspc("run h.safetensors --inputs -", scratch_folder(), "", "big.txt");
   CHECK(r.code == 1);
   CHECK(r.out == "");
-  CHECK(r.err == "<stdin>: error: the input is larger than the 64 MiB raspc reads of such a file\n");
+  CHECK(r.err == "<stdin>: error: the file is larger than the 64 MiB raspc reads of such a file\n");
 }
 
 TEST_CASE("raspc run --json reads a numerical output's raw values") {

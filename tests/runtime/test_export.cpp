@@ -150,6 +150,22 @@ TEST_CASE("hf export of a causal model needs no mask, and an MLP-less model gets
   CHECK(a.logits == b.logits);
 }
 
+TEST_CASE("hf export's card reads the file's compile report field by field") {
+  // Found by fuzz_export: a "compile" report with inputs_checked but no mismatches (a file edited,
+  // or written by another tool) had the card read a missing key through json's const [], which
+  // reads freed memory. The counts are said only when both are there.
+  TempDir dir;
+  Model model = sample_model(true);
+  model.metadata["compile"] = {{"inputs_checked", 20}, {"mi3matches", 0}};
+  export_model(model, ExportFormat::HuggingFace, dir / "partial");
+  CHECK(read_file_bytes(dir / "partial/README.md").find("verified against raspc's reference interpreter.\n") !=
+        std::string::npos);
+  model.metadata["compile"] = {{"inputs_checked", 20}, {"mismatches", 0}};
+  export_model(model, ExportFormat::HuggingFace, dir / "whole");
+  CHECK(read_file_bytes(dir / "whole/README.md").find("reference interpreter on 20 inputs (0 mismatches).") !=
+        std::string::npos);
+}
+
 TEST_CASE("tlens export: weights in TransformerLens's names and per-head shapes, and a config for its loader") {
   TempDir dir;
   Model model = sample_model(false);
