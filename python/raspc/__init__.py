@@ -202,10 +202,6 @@ def _value_of_display(text):
         return text
 
 
-# Residual dimensions that hold no s-op: the constant, the BOS flag, padding, zero and the anchor.
-_SPECIAL_DIMENSIONS = ("one", "bos", "pad", "zero", "anchor")
-
-
 class Forward:
     """One forward pass: ``logits`` (T, V), and with capture ``residual`` (2L+1, T, C: the
     embeddings, then the stream after every attention and every MLP), ``attention``
@@ -223,6 +219,9 @@ class Forward:
         self.final = result.get("final")
         self.outputs = [model._output_value(v) for v in result["outputs"]]
         self.margins = result["margins"]
+        self._decoded = result.get("decoded")
+        self._first = result.get("first", 0)
+        self._decoded_error = result.get("decoded_error")
 
     @property
     def stages(self):
@@ -234,9 +233,11 @@ class Forward:
 
     def decode_residual(self, stage):
         """The s-op values the residual stream holds after ``stage`` (an index into ``stages``
-        or its name), by s-op name, one value a position (BOS included): a one-hot group
-        ("name:value" dimensions) reads as the value of its largest dimension (None where no
-        dimension stands out: the s-op is not written yet), a numerical dimension as its number."""
+        or its name), by s-op name, one value a position (BOS included), decoded as ``raspc run
+        --trace`` and ``raspc view`` decode them (through the s-op placement the compiler stores
+        in the model): None before the s-op's stage (nothing has computed it yet), at BOS (which
+        holds no s-op's value) and where its one-hot has no clear winner. A model without
+        placement metadata (a trained one) decodes to no s-ops."""
         if self.residual is None:
             raise InputError("stage: error: this forward did not capture the residual stream (capture=True)")
         if isinstance(stage, str) and stage in self.stages:
@@ -244,31 +245,11 @@ class Forward:
         elif isinstance(stage, bool) or not isinstance(stage, int) or not -len(self.stages) <= stage < len(self.stages):
             raise InputError(f"stage: error: {stage!r} is none of the stages {', '.join(self.stages)} (or their "
                              f"indices 0 to {len(self.stages) - 1})")
-        stream = self.residual[stage]
-        groups = {}
-        decoded = {}
-        for dim, label in enumerate(self.model.residual_labels):
-            if not label or label in _SPECIAL_DIMENSIONS or label.endswith(".scratch"):
-                continue
-            name, colon, value = label.partition(":")
-            if colon:
-                groups.setdefault(name, []).append((dim, value))
-            else:
-                decoded[name] = [float(x) for x in stream[:, dim]]
-        for name, dims in groups.items():
-            columns = stream[:, [d for d, _ in dims]]
-            decoded[name] = [self._one_hot_value(row, dims) for row in columns]
-        return decoded
-
-    def _one_hot_value(self, row, dims):
-        # Embedded one-hots are scaled (tokens by 0.1), and later writes may leave small residues
-        # in other dimensions: the value is the largest dimension where it clearly stands out.
-        order = row.argsort()
-        best = row[order[-1]]
-        second = row[order[-2]] if len(row) > 1 else 0.0
-        if best < 0.05 or second > best / 2:
-            return None
-        return self.model._output_value(dims[order[-1]][1])
+        if self._decoded_error:
+            raise FileError(self._decoded_error)
+        return {name: [None if t < self._first or text in ("", "?") else self.model._output_value(text)
+                       for t, text in enumerate(texts)]
+                for name, texts in self._decoded[stage].items()}
 
 
 class Model:

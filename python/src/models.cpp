@@ -15,6 +15,7 @@
 #include "runtime/export/export.hpp"
 #include "runtime/inspect.hpp"
 #include "runtime/model_output.hpp"
+#include "runtime/residual_trace.hpp"
 #include "runtime/safetensors.hpp"
 #include "support/atomic_file.hpp"
 
@@ -116,6 +117,24 @@ py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const st
   d["margins"] = outputs.margins;
   d["logits"] = owned_array(std::move(result.logits), {T, V});
   if (capture) {
+    // The s-ops the stream holds at every stage, decoded as `run --trace` and `view` decode them
+    // (runtime/residual_trace): by stage, by s-op name, the display text at every position ("" before
+    // the s-op's stage, "?" where its one-hot has no clear winner). Malformed placement metadata is
+    // kept as its message, for Forward.decode_residual to raise: the forward itself is fine.
+    try {
+      const ResidualTrace trace = decode_residual(self.model, result, 0, ids);
+      py::list stages;
+      for (const auto& stage : trace.decoded) {
+        py::dict sops;
+        for (size_t k = 0; k < trace.placement.sops.size(); ++k)
+          if (trace.placement.sops[k].kind != "scratch") sops[py::str(trace.placement.sops[k].name)] = stage[k];
+        stages.append(sops);
+      }
+      d["decoded"] = stages;
+      d["first"] = trace.first;
+    } catch (const UserError& e) {
+      d["decoded_error"] = std::string(e.what());
+    }
     d["residual"] = owned_array(std::move(result.residual), {2 * L + 1, T, C});
     d["attention"] = owned_array(std::move(result.attention), {L, H, T, T});
     if (!result.scores.empty()) d["scores"] = owned_array(std::move(result.scores), {L, H, T, T});

@@ -218,7 +218,7 @@ def test_decode_residual_reads_the_s_ops_the_interpreter_computes():
     model = raspc.compile(program, max_len=5)
     tokens = ["a", "c", "b", "b"]
     decoded = model.decode_residual(tokens, "embed")
-    assert decoded["tokens"][1:] == tokens          # position 0 is BOS
+    assert decoded["tokens"] == [None] + tokens     # position 0 is BOS, which holds no s-op
     assert decoded["indices"][1:] == [0, 1, 2, 3]
     final = model.decode_residual(tokens, -1)
     trace = raspc.evaluate(program, tokens, trace=True)
@@ -226,6 +226,37 @@ def test_decode_residual_reads_the_s_ops_the_interpreter_computes():
     assert labelled, final.keys()
     for name in labelled:
         assert final[name][1:] == trace[name], name
+
+
+def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_program():
+    # Every program of programs/: at every stage, an s-op the interpreter names holds nothing
+    # (None) before the stage that computes it and the interpreter's values from it on; BOS holds
+    # none. (Python's own decoder read sort's output as the input tokens before anything computed
+    # it, and gave BOS values.)
+    checked = set()
+    for path in sorted(PROGRAMS.glob("*.rasp")):
+        program = raspc.Program.from_file(path)
+        if not program.vocab:
+            continue
+        model = raspc.compile(program, max_len=4, samples=200)
+        stage_of = {sop["name"]: sop["stage"] for sop in model.metadata["sops"]}
+        tokens = [program.vocab[i % len(program.vocab)] for i in (1, 0, 2, 1)]
+        expected = raspc.evaluate(program, tokens, causal=bool(program.causal), trace=True)
+        forward = model.forward(tokens)
+        for stage in range(len(forward.stages)):
+            decoded = forward.decode_residual(stage)
+            for name, values in decoded.items():
+                if name not in expected or name == "output":
+                    continue
+                assert values[0] is None, (path.name, name, stage)
+                if stage < stage_of[name]:
+                    assert values == [None] * 5, (path.name, name, stage, values)
+                else:
+                    assert values[1:] == expected[name], (path.name, name, stage, values, expected[name])
+                    checked.add(path.name)
+    # Every program has an s-op checked but length.rasp, whose one s-op the model names `length` (the
+    # library's name) where the program says `n_tokens`: the names users never wrote (issue 40).
+    assert checked == {path.name for path in PROGRAMS.glob("*.rasp")} - {"length.rasp"}
 
 
 def test_forwards_from_threads_agree():
