@@ -219,9 +219,7 @@ class Forward:
         self.final = result.get("final")
         self.outputs = [model._output_value(v) for v in result["outputs"]]
         self.margins = result["margins"]
-        self._decoded = result.get("decoded")
-        self._first = result.get("first", 0)
-        self._decoded_error = result.get("decoded_error")
+        self._ids = result["ids"]
 
     @property
     def stages(self):
@@ -245,11 +243,10 @@ class Forward:
         elif isinstance(stage, bool) or not isinstance(stage, int) or not -len(self.stages) <= stage < len(self.stages):
             raise InputError(f"stage: error: {stage!r} is none of the stages {', '.join(self.stages)} (or their "
                              f"indices 0 to {len(self.stages) - 1})")
-        if self._decoded_error:
-            raise FileError(self._decoded_error)
-        return {name: [None if t < self._first or text in ("", "?") else self.model._output_value(text)
+        decoded, first = self.model._native.decode_stream(self.residual, self._ids)
+        return {name: [None if t < first or text in ("", "?") else self.model._output_value(text)
                        for t, text in enumerate(texts)]
-                for name, texts in self._decoded[stage].items()}
+                for name, texts in decoded[stage].items()}
 
 
 class Model:

@@ -300,11 +300,7 @@ class _Converter:
                 self.ids[id(e)] = node
                 if isinstance(e, self.rasp.SOp):
                     self.b.set_name(node, self.names[id(e)])
-                    encoding = None if id(e) in self.means else _encoding(e, self.encodings)
-                    if (encoding == "categorical" and isinstance(e, self.rasp.Aggregate)
-                            and _explicit_encoding(e) is None
-                            and all(_is_number(v) for v in self.values(self.of(e.sop)))):
-                        self.copies[self.names[id(e)]] = e
+                    encoding = self.encoding(e)
                     if encoding:
                         self.b.annotate(node, encoding)
             except raspc.RaspcError:
@@ -349,6 +345,10 @@ class _Converter:
     def constant(self, value):
         return self.b.constant(self.codec.to_raspc(value), self.line)
 
+    def encoding(self, e):
+        """The annotation an s-op gets: _encoding's, but none for an Aggregate to average."""
+        return None if id(e) in self.means else _encoding(e, self.encodings)
+
     def remember(self, node, atom, value):
         """Tracr's evaluator may hold the Python `value` where raspc holds `atom` at `node`."""
         self.python.setdefault(node, {}).setdefault(_key(atom), {}).setdefault(type(value), value)
@@ -368,6 +368,10 @@ class _Converter:
                 keys.append(key)
                 outputs.append(out)
                 results.append(python)
+        return self.lookup(node, keys, outputs, results)
+
+    def lookup(self, node, keys, outputs, results):
+        """A lookup table of `node`, remembering the Python results each output atom stands for."""
         table = self.b.lookup(node, keys, outputs, self.line)
         for out, python in zip(outputs, results):
             for value in python:
@@ -465,7 +469,12 @@ class _Converter:
         for atom in values:
             for value in self.python_values(sop, atom):
                 self.remember(node, atom, value)
-        if _encoding(e, self.encodings) != "categorical" or id(e) in self.means:
+        encoding = self.encoding(e)
+        if encoding == "categorical" and _explicit_encoding(e) is None and all(_is_number(v) for v in values):
+            # Tracr's default makes it a copy of one selected number; where verification shows
+            # it selects several, compile_rasp_to_model averages it instead (self.means).
+            self.copies[self.names[id(e)]] = e
+        if encoding != "categorical":
             # A mean of several values: Tracr's evaluator divides, so a whole mean is a float too.
             for atom in self.values(node):
                 if isinstance(atom, int) and not isinstance(atom, bool):
@@ -550,11 +559,7 @@ class _Converter:
                     keys.append(i * width + j)
                     outputs.append(out)
                     results.append(python)
-        table = b.lookup(code, keys, outputs, line)
-        for out, python in zip(outputs, results):
-            for value in python:
-                self.remember(table, out, value)
-        return table
+        return self.lookup(code, keys, outputs, results)
 
     def linear(self, fst, fst_fac, snd, snd_fac):
         """fst_fac * fst + snd_fac * snd as the sum it is, which stays numerical; a difference of

@@ -92,6 +92,35 @@ py::array_t<float> owned_array(std::vector<float>&& values, std::vector<py::ssiz
   return py::array_t<float>(shape, owner->data(), free_owner);
 }
 
+// The s-ops a captured residual stream (2L+1, T, C) holds at every stage, decoded as `run --trace`
+// and `view` decode them (runtime/residual_trace): by stage, by s-op name, the display text at every
+// position ("" before the s-op's stage, "?" where its one-hot has no clear winner); and the first
+// real position. Decoded only when asked for (Forward.decode_residual), not with every forward.
+py::tuple decode_stream(const PyModel& self, const py::array_t<float, py::array::c_style | py::array::forcecast>& residual,
+                        const std::vector<int>& ids) {
+  const ModelConfig& c = self.model.config;
+  const int stages = 2 * c.n_layer + 1, T = int(ids.size());
+  if (residual.ndim() != 3 || residual.shape(0) != stages || residual.shape(1) != T || residual.shape(2) != c.n_embd)
+    raise_raspc_error("InputError", "residual: error: must be the forward's stream, of shape (" +
+                                        std::to_string(stages) + ", " + std::to_string(T) + ", " +
+                                        std::to_string(c.n_embd) + ")");
+  ForwardResult result;
+  result.batch = 1;
+  result.time = T;
+  result.n_embd = c.n_embd;
+  result.n_layer = c.n_layer;
+  result.residual.assign(residual.data(), residual.data() + residual.size());
+  const ResidualTrace trace = naming_errors("model", [&] { return decode_residual(self.model, result, 0, ids); });
+  py::list by_stage;
+  for (const auto& stage : trace.decoded) {
+    py::dict sops;
+    for (size_t k = 0; k < trace.placement.sops.size(); ++k)
+      if (trace.placement.sops[k].kind != "scratch") sops[py::str(trace.placement.sops[k].name)] = stage[k];
+    by_stage.append(sops);
+  }
+  return py::make_tuple(by_stage, trace.first);
+}
+
 py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const std::string& device_name) {
   std::vector<int> ids = with_bos(self.model, model_input(self.model, tokens));
   ForwardOptions options = output_forward_options(self.model);
@@ -116,25 +145,8 @@ py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const st
   d["outputs"] = outputs.values;
   d["margins"] = outputs.margins;
   d["logits"] = owned_array(std::move(result.logits), {T, V});
+  d["ids"] = ids;
   if (capture) {
-    // The s-ops the stream holds at every stage, decoded as `run --trace` and `view` decode them
-    // (runtime/residual_trace): by stage, by s-op name, the display text at every position ("" before
-    // the s-op's stage, "?" where its one-hot has no clear winner). Malformed placement metadata is
-    // kept as its message, for Forward.decode_residual to raise: the forward itself is fine.
-    try {
-      const ResidualTrace trace = decode_residual(self.model, result, 0, ids);
-      py::list stages;
-      for (const auto& stage : trace.decoded) {
-        py::dict sops;
-        for (size_t k = 0; k < trace.placement.sops.size(); ++k)
-          if (trace.placement.sops[k].kind != "scratch") sops[py::str(trace.placement.sops[k].name)] = stage[k];
-        stages.append(sops);
-      }
-      d["decoded"] = stages;
-      d["first"] = trace.first;
-    } catch (const UserError& e) {
-      d["decoded_error"] = std::string(e.what());
-    }
     d["residual"] = owned_array(std::move(result.residual), {2 * L + 1, T, C});
     d["attention"] = owned_array(std::move(result.attention), {L, H, T, T});
     if (!result.scores.empty()) d["scores"] = owned_array(std::move(result.scores), {L, H, T, T});
@@ -266,6 +278,14 @@ void bind_models(py::module_& module) {
              return translating_errors("InputError", [&] { return forward(m, tokens, capture, device); });
            },
            py::arg("tokens"), py::arg("capture"), py::arg("device"))
+      .def("decode_stream",
+           [](const PyModel& m, const py::handle& residual, const std::vector<int>& ids) {
+             // What can fail past the shape check is the file's placement metadata.
+             return translating_errors("FileError", [&] {
+               return decode_stream(m, py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(residual), ids);
+             });
+           },
+           py::arg("residual"), py::arg("ids"))
       .def("save",
            [](const PyModel& m, const std::string& path) {
              translating_errors("FileError", [&] {

@@ -226,6 +226,12 @@ def test_decode_residual_reads_the_s_ops_the_interpreter_computes():
     assert labelled, final.keys()
     for name in labelled:
         assert final[name][1:] == trace[name], name
+    # The stream is decoded when asked for, from the forward's own array: one of another shape
+    # (a user's edit) is an InputError, not a crash.
+    forward = model.forward(tokens)
+    forward.residual = forward.residual[:, :2]
+    with pytest.raises(raspc.InputError, match=r"residual: error: must be the forward's stream, of shape \("):
+        forward.decode_residual(0)
 
 
 def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_program():
