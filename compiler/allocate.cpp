@@ -1,4 +1,4 @@
-// Pass 4, allocate: the residual stream's dimensions, each with a label.
+// The allocate pass: the residual stream's dimensions, each with a label.
 //
 //   one          1 at every position (biases are read from it, so LayerNorm scales them too);
 //                -kAnchor where there is an anchor (below)

@@ -1,4 +1,4 @@
-// Pass 6, assemble: the lowered matrices into GPT-2's parameters (Hugging Face layout).
+// The assemble pass: the lowered matrices into GPT-2's parameters (Hugging Face layout).
 //
 // Heads are laid side by side, each in its own d_head slice of Q, K and V (padded with zeros);
 // the runtime divides scores by sqrt(d_head), so W_Q is multiplied by it here. LayerNorms get a

@@ -16,7 +16,7 @@
 // bookkeeping) plus the FLOPs of every input's verification forward over the model's nonzero
 // blocks (runtime/verification_backend.*, memos aside) at an effective rate. Both constants were
 // fitted on the quiet 2-core AMD EPYC of 2026-12-02 to reverse, sort and long_addition at max
-// length 64 and checked on hist, sort_unique, shuffle_dyck2 and shuffle_dyck (bench/RESULTS.md,
+// length 64 and checked on hist, sort_unique, shuffle_dyck2 and shuffle_dyck (bench/HISTORY.md,
 // "Fourth round"): the memos make most models' products cheaper than counted, so it leans high,
 // 2-2.5 times on small models, 10 times on shuffle_dyck at 1,024. A different machine, or another
 // load on this one, shifts them.
@@ -205,6 +205,18 @@ void check_budget(const Program& program, const Inference& inference, const Sche
   const Span* where = dominant >= 0 && program.node(dominant).span.file ? &program.node(dominant).span : nullptr;
   if (where) fail_at(*where, message);
   fail_file("raspc compile", message);
+}
+
+std::string dump_budget(const Program& program, const Inference& inference, const Schedule& schedule,
+                        const Allocation& allocation, const CompileOptions& options) {
+  NodeId dominant = -1;
+  const size_t total = estimate_parameters(program, inference, schedule, allocation, options, &dominant);
+  std::string out = "# budget: about " + with_commas(double(total)) + " parameters estimated before lowering (" +
+                    (options.max_parameters ? "--max-parameters " + with_commas(double(options.max_parameters))
+                                            : std::string("no limit")) +
+                    ")\n";
+  if (dominant >= 0) out += "most of it: " + program.label(dominant) + "\n";
+  return out;
 }
 
 constexpr double kVerificationSecondsPerInput = 3e-6;

@@ -1,5 +1,7 @@
-// The compiler driver: a Program into a verified GPT-2 Model, one pass a file (see DESIGN.md):
-// infer -> simplify -> schedule -> allocate -> lower -> assemble -> verify.
+// The compiler: a Program into a verified GPT-2 Model. The passes, one a file, run in the order of
+// the table in pipeline.cpp: the rewrites (causal_prefixes, simplify, merge_means, width_steps,
+// count_sorts, prune_inputs, split_widths, pair_selectors, output_copy), then infer -> schedule ->
+// allocate -> budget -> lower -> assemble -> verify. docs/compiler.md explains each.
 #pragma once
 
 #include <cstdint>
@@ -102,6 +104,12 @@ struct CompileResult {
 
 // The pass names --dump-after accepts, in pipeline order.
 const std::vector<std::string>& compiler_pass_names();
+// Refuses, under `option` ("--dump-after", "dump_after"), a name that is no pass of the pipeline,
+// listing them (and the nearest, where one is near).
+void check_pass_name(const std::string& name, const std::string& option);
+
+// The report as the model's metadata["compile"] stores it.
+nlohmann::json report_json(const CompileReport& report);
 
 CompileResult compile_program(const Program& program, const CompileOptions& options);
 

@@ -1,4 +1,4 @@
-// Part of simplify: a stable sort whose values are a function of its keys becomes a counting sort.
+// A rewrite: a stable sort whose values are a function of its keys becomes a counting sort.
 //
 // The library's `sort(seq, key)` gives every position a target (how many keys sort before it, a
 // selector width whose tie break `select(indices, indices, <)` has no O(1) head) and copies `seq`
@@ -135,8 +135,8 @@ std::optional<CountingSort> counting_sort(const Program& p, const Inference& inf
 
 }  // namespace
 
-Program count_sorts(const Program& program, const Inference& inference, const CompileOptions& options) {
-  if (options.mode != Mode::Bidirectional) return program;
+bool count_sorts(Program& program, const Inference& inference, const CompileOptions& options) {
+  if (options.mode != Mode::Bidirectional) return false;
   std::vector<std::optional<CountingSort>> plans(program.nodes.size());
   bool any = false;
   FusedCacheScope cache(program);
@@ -145,8 +145,8 @@ Program count_sorts(const Program& program, const Inference& inference, const Co
     plans[size_t(id)] = counting_sort(program, inference, options, id);
     any = any || plans[size_t(id)].has_value();
   }
-  if (!any) return program;
-  return rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
+  if (!any) return false;
+  program = rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
     if (!plans[size_t(id)]) return NodeId(-1);
     const CountingSort& plan = *plans[size_t(id)];
     const std::string name = program.label(id);
@@ -195,6 +195,9 @@ Program count_sorts(const Program& program, const Inference& inference, const Co
     out.nodes[size_t(chain)].annotation = node.annotation;
     return chain;
   });
+  // The comparisons `indices < c_j` just built become width steps.
+  width_steps(program);
+  return true;
 }
 
 }  // namespace raspc::compiler

@@ -36,9 +36,9 @@ const char* node_kind_name(NodeKind kind) {
   return "?";
 }
 
-std::string dump_program(const Program& program) {
+std::string dump_program(const Program& program, const std::string& title) {
   std::ostringstream out;
-  out << "# program: " << program.nodes.size() << " nodes, output " << program.label(program.output) << "\n";
+  out << "# " << title << ": " << program.nodes.size() << " nodes, output " << program.label(program.output) << "\n";
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const Node& node = program.node(id);
     out << "%" << id << " " << program.label(id) << " = " << node_kind_name(node.kind);

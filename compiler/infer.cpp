@@ -1,7 +1,7 @@
-// Pass 1, infer: the exact value set of every s-op (from the vocabulary and the maximum length)
+// The infer pass: the exact value set of every s-op (from the vocabulary and the maximum length)
 // and its encoding.
 //
-// Encodings follow LANGUAGE.md: an s-op whose values are averaged over possibly several positions
+// Encodings follow docs/language.md: an s-op whose values are averaged over possibly several positions
 // is numerical; a map of a numerical s-op with numeric values stays numerical; everything else is
 // categorical, unless `categorical()` / `numerical()` says otherwise. An aggregate copies (is
 // categorical) when its selector provably selects at most one key, or when its values are not

@@ -1,11 +1,11 @@
-// The forms a Program takes between the compiler's passes (see compile.hpp for the pipeline).
+// The forms a Program takes between the compiler's passes (pipeline.cpp runs them in order):
 //
-//   infer     -> Inference   value set and encoding of every s-op
-//   simplify  -> Program     merged, folded, pruned; plus `support` (the fusion of elementwise chains)
-//   schedule  -> Schedule    every head and MLP job placed in a block
-//   allocate  -> Allocation  labelled residual dimensions
-//   lower     -> Lowered     dense per-block matrices over residual dimensions
-//   assemble  -> Model       GPT-2 parameters
+//   the rewrites -> Program     rewritten in place (simplify, merge_means, width_steps, ...)
+//   infer        -> Inference   value set and encoding of every s-op
+//   schedule     -> Schedule    every head and MLP job placed in a block
+//   allocate     -> Allocation  labelled residual dimensions
+//   lower        -> Lowered     dense per-block matrices over residual dimensions
+//   assemble     -> Model       GPT-2 parameters
 #pragma once
 
 #include <algorithm>
@@ -209,10 +209,13 @@ std::optional<SumRead> find_sum_read(const std::vector<const std::vector<Value>*
                                      const std::vector<JointCombination>& combinations,
                                      const std::function<bool(size_t, size_t)>& same_output);
 
-// Merges equal nodes, folds constants, drops what the output does not need.
-Program simplify(const Program& program);
+// The rewrites (pipeline.cpp lists them in order) take the program and rewrite it in place,
+// returning whether they changed it: the driver infers value sets again only after a change.
 
-// The rewriting passes' copy of a program (split_widths, prune_inputs, count_sorts, width_steps):
+// Merges equal nodes, folds constants, drops what the output does not need.
+bool simplify(Program& program);
+
+// The rewriting passes' copy of a program (every rewrite below):
 // every node in order, its inputs remapped to the copy. `replace` sees node `id` with its inputs
 // remapped; it may append nodes to `out` (push_node: each reads only nodes already there, so the
 // order stays topological; `remap` says where an earlier node went) and returns the node of `out`
@@ -225,9 +228,9 @@ inline NodeId push_node(Program& program, Node node) {
 }
 // For causal programs, before simplify: `select(indices, indices, <=)`, every key a causal query
 // sees, becomes `select(1, 1, ==)`, which reads no s-op (causal_prefixes.cpp).
-Program causal_prefixes(const Program& program);
+bool causal_prefixes(Program& program);
 // Rewrites sums and differences of means over one selector into one mean (merge_means.cpp).
-Program merge_means(const Program& program);
+bool merge_means(Program& program);
 
 // The non-elementwise s-ops (tokens, indices, aggregates, selector widths) an elementwise node is
 // a function of, through chains of elementwise maps: one fused lookup table computes it from them.
@@ -286,13 +289,12 @@ void flatten_selector(const Program& program, NodeId selector, NodeKind kind, st
 // them reads a constant there instead (a copy of its fused maps does), so its lookup enumerates
 // the other inputs only (prune_inputs.cpp). Tried only where the whole lookup is too large.
 // Unchanged when nothing applies.
-Program prune_map_inputs(const Program& program, const Inference& inference, const CompileOptions& options);
+bool prune_map_inputs(Program& program, const Inference& inference, const CompileOptions& options);
 
 // A selector_width over `A or B or ...` whose parts compare different s-ops cannot be one head;
 // when the parts are disjoint (no key satisfies two), its width is the sum of theirs: rewrites
-// it so, returning the new program (and re-inferring is the caller's business). Unchanged when
-// nothing applies.
-Program split_disjoint_widths(const Program& program, const Inference& inference);
+// it so. Unchanged when nothing applies.
+bool split_disjoint_widths(Program& program, const Inference& inference);
 // What a selector width's head leaves in its scratch dimension for a width of w. A width on its own
 // holds BOS's weight, 1/(w+1): BOS scores like one more selected key. The parts of a split width
 // are read together along a line u1 + lambda*u2 (project_reads.cpp), where 1/(w+1) is so curved
@@ -323,19 +325,22 @@ NodeId comparison_source(const Program& program, const Inference& inference, Nod
 
 // The library's stable sort of a categorical key whose values are the key or a map of it becomes a
 // counting sort: a boolean `indices < count of keys <= v` per key value v and a lookup over them
-// (count_sorts.cpp). Bidirectional only. Unchanged when nothing applies.
-Program count_sorts(const Program& program, const Inference& inference, const CompileOptions& options);
+// (count_sorts.cpp), its comparisons width steps. Bidirectional only. Unchanged when nothing applies.
+bool count_sorts(Program& program, const Inference& inference, const CompileOptions& options);
 // `indices < selector_width(s)` (and `w > indices`, and the negations `>=`, `<=`) becomes a
 // SelectorWidth marked width_exceeds_index (and index_at_least for the negations): one head and one
 // MLP step at any length (width_steps.cpp). Before inference. Unchanged when nothing applies.
-Program width_steps(const Program& program);
+bool width_steps(Program& program);
 
 // A selector conjunct that combines comparisons reading several s-ops on one side with `or` or
 // `not` is not a sum of tables over pairs of s-ops: rewrites it to compare maps of one tuple of
 // those s-ops (ElementOp::Tuple, an MLP of its own), which one head scores as a table over tuple
 // values (pair_selectors.cpp). Unchanged when nothing applies; a tuple with more values than
 // kValueSetLimit is refused at the selector.
-Program pair_selector_sides(const Program& program, const Inference& inference);
+bool pair_selector_sides(Program& program, const Inference& inference);
+// An output that no head or MLP computes (tokens, indices, a constant) becomes an identity lookup
+// of it, so that it has output dimensions of its own for the tied unembedding (output_copy.cpp).
+bool copy_output(Program& program, const Inference& inference);
 
 // How an MLP job reads one of its inputs.
 enum class ReadKind {
@@ -538,9 +543,12 @@ void verify(const Program& source, const Program& program, const Inference& infe
 std::string dump_inference(const Program& program, const Inference& inference);
 // A node kind as the dumps and the model's s-op metadata name it ("map", "aggregate", ...).
 const char* node_kind_name(NodeKind kind);
-std::string dump_program(const Program& program);
+// The program's nodes, under "# TITLE: " (the pass that made it).
+std::string dump_program(const Program& program, const std::string& title = "program");
 std::string dump_schedule(const Program& program, const Schedule& schedule);
 std::string dump_allocation(const Allocation& allocation);
+std::string dump_budget(const Program& program, const Inference& inference, const Schedule& schedule,
+                        const Allocation& allocation, const CompileOptions& options);
 std::string dump_lowered(const Lowered& lowered, const Allocation& allocation);
 std::string explain(const Program& program, const Inference& inference, const Schedule& schedule);
 

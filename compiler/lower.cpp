@@ -1,4 +1,4 @@
-// Pass 5, lower: every head and MLP as dense matrices over the residual dimensions, block by
+// The lower pass: every head and MLP as dense matrices over the residual dimensions, block by
 // block, with the embeddings and the LayerNorm gains.
 //
 // The BOS position is handled by computation, not by convention: BOS attends only to itself, so

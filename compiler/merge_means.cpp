@@ -1,4 +1,4 @@
-// Part of simplify: sums and differences of means over the same selector become one mean.
+// A rewrite: sums and differences of means over the same selector become one mean.
 //
 //   aggregate(s, a) - aggregate(s, b)             ->  aggregate(s, a - b)
 //   x * aggregate(s, a) - x * aggregate(s, b)     ->  x * aggregate(s, a - b)
@@ -6,6 +6,8 @@
 // Exact (the mean is linear; the defaults combine the same way), and it turns the balance of the
 // Dyck programs, a map of two numerical s-ops that one MLP cannot discretise, into one head
 // whose value folds into W_V and one numerical s-op that it can.
+#include <algorithm>
+
 #include "compiler/ir.hpp"
 
 namespace raspc::compiler {
@@ -44,67 +46,53 @@ bool common_factor(const Program& p, NodeId a, NodeId b, NodeId& factor, NodeId&
 
 }  // namespace
 
-Program merge_means(const Program& program) {
-  Program out;
-  std::vector<NodeId> remap(program.nodes.size(), -1);
-  bool changed = false;
-  auto emit = [&](Node node) {
-    out.nodes.push_back(std::move(node));
-    return NodeId(out.nodes.size() - 1);
+bool merge_means(Program& program) {
+  auto merges = [&](const Node& node, NodeId& factor, NodeId& a, NodeId& b) {
+    if (!is_sum(node)) return false;
+    factor = -1;
+    a = node.inputs[0];
+    b = node.inputs[1];
+    if (mergeable(program, a, b)) return true;
+    return common_factor(program, node.inputs[0], node.inputs[1], factor, a, b) && mergeable(program, a, b);
   };
-  // The merged mean of aggregates a and b (old ids), combined by `op`.
-  auto merged = [&](NodeId a, NodeId b, ElementOp op, const Span& span) {
+  NodeId factor, a, b;
+  if (std::none_of(program.nodes.begin(), program.nodes.end(), [&](const Node& n) { return merges(n, factor, a, b); }))
+    return false;
+  program = rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
+    if (!merges(program.node(id), factor, a, b)) return NodeId(-1);
+    // The merged mean of aggregates a and b, combined by the sum's operation.
     const Node& x = program.node(a);
     const Node& y = program.node(b);
     Node values;
     values.kind = NodeKind::Elementwise;
-    values.op = op;
-    values.span = span;
+    values.op = node.op;
+    values.span = node.span;
     values.inputs = {remap[size_t(x.inputs[1])], remap[size_t(y.inputs[1])]};
-    NodeId v = emit(std::move(values));
+    const NodeId v = push_node(out, std::move(values));
     Node mean;
     mean.kind = NodeKind::Aggregate;
-    mean.span = span;
+    mean.span = node.span;
     mean.inputs = {remap[size_t(x.inputs[0])], v};
-    Node arithmetic = program.node(a);
+    Node arithmetic = x;
     arithmetic.kind = NodeKind::Elementwise;
-    arithmetic.op = op;
+    arithmetic.op = node.op;
     Value defaults[2] = {x.default_value, y.default_value};
     mean.default_value = apply_elementwise(arithmetic, defaults);
-    return emit(std::move(mean));
-  };
-  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
-    const Node& node = program.node(id);
-    if (is_sum(node)) {
-      NodeId a = node.inputs[0], b = node.inputs[1], factor, ra, rb;
-      if (mergeable(program, a, b)) {
-        NodeId m = merged(a, b, node.op, node.span);
-        out.nodes[size_t(m)].name = node.name;
-        remap[size_t(id)] = m;
-        changed = true;
-        continue;
-      }
-      if (common_factor(program, a, b, factor, ra, rb) && mergeable(program, ra, rb)) {
-        NodeId m = merged(ra, rb, node.op, node.span);
-        Node product;
-        product.kind = NodeKind::Elementwise;
-        product.op = ElementOp::Mul;
-        product.span = node.span;
-        product.name = node.name;
-        product.inputs = {remap[size_t(factor)], m};
-        remap[size_t(id)] = emit(std::move(product));
-        changed = true;
-        continue;
-      }
+    if (factor < 0) {
+      mean.name = node.name;
+      return push_node(out, std::move(mean));
     }
-    Node copy = node;
-    for (NodeId& in : copy.inputs) in = remap[size_t(in)];
-    remap[size_t(id)] = emit(std::move(copy));
-  }
-  if (!changed) return program;
-  out.output = remap[size_t(program.output)];
-  for (const auto& [name, id] : program.named) out.named.emplace_back(name, remap[size_t(id)]);
-  return simplify(out);
+    const NodeId merged = push_node(out, std::move(mean));
+    Node product;
+    product.kind = NodeKind::Elementwise;
+    product.op = ElementOp::Mul;
+    product.span = node.span;
+    product.name = node.name;
+    product.inputs = {remap[size_t(factor)], merged};
+    return push_node(out, std::move(product));
+  });
+  simplify(program);
+  return true;
 }
 
 }  // namespace raspc::compiler

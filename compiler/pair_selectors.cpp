@@ -1,4 +1,4 @@
-// Part of simplify: a selector conjunct whose comparisons read several s-ops on one side.
+// A rewrite: a selector conjunct whose comparisons read several s-ops on one side.
 //
 // A head scores each conjunct (a top-level `and` adds them) as one table over the values of one
 // key s-op and one query s-op. `select(tokens, tokens, ==) or select(indices, indices, <)` reads
@@ -14,6 +14,7 @@
 // residual, and one residual dimension per combination.
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "compiler/ir.hpp"
 
@@ -52,7 +53,8 @@ class Pairer {
  public:
   Pairer(const Program& program, const Inference& inference) : in_(program), inference_(inference) {}
 
-  Program run() {
+  // The rewritten program, or nothing where no conjunct reads several s-ops on one side.
+  std::optional<Program> run() {
     std::vector<uint8_t> rewrite(in_.nodes.size(), 0);
     bool any = false;
     for (NodeId id = 0; id < NodeId(in_.nodes.size()); ++id) {
@@ -64,33 +66,30 @@ class Pairer {
       for (NodeId part : conjuncts)
         if (needs_tuple(part)) rewrite[size_t(id)] = 1, any = true;
     }
-    if (!any) return in_;
-    remap_.assign(in_.nodes.size(), -1);
-    for (NodeId id = 0; id < NodeId(in_.nodes.size()); ++id) {
-      Node node = in_.node(id);
-      for (NodeId& input : node.inputs) input = remap_[size_t(input)];
-      if (rewrite[size_t(id)]) node.inputs[0] = rewrite_selector(in_.node(id).inputs[0]);
-      remap_[size_t(id)] = emit(std::move(node));
-    }
-    out_.output = remap_[size_t(in_.output)];
-    for (const auto& [name, id] : in_.named) out_.named.emplace_back(name, remap_[size_t(id)]);
+    if (!any) return std::nullopt;
+    Program out = rewrite_nodes(in_, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& into) {
+      if (!rewrite[size_t(id)]) return NodeId(-1);
+      out_ = &into;
+      remap_ = &remap;
+      node.inputs[0] = rewrite_selector(in_.node(id).inputs[0]);
+      return push_node(into, std::move(node));
+    });
     // The selectors replaced are dead now.
-    return simplify(out_);
+    simplify(out);
+    return out;
   }
 
  private:
   const Program& in_;
   const Inference& inference_;
-  Program out_;
-  std::vector<NodeId> remap_;
+  // While a node is rewritten: the program being built and where the nodes before it went.
+  Program* out_ = nullptr;
+  const std::vector<NodeId>* remap_ = nullptr;
   std::map<std::vector<NodeId>, Tuple> tuples_;               // by parts
   std::map<std::pair<NodeId, NodeId>, NodeId> unpacked_;      // (tuple node, side) -> lookup table
 
-  NodeId emit(Node node) {
-    out_.nodes.push_back(std::move(node));
-    return NodeId(out_.nodes.size() - 1);
-  }
-
+  NodeId emit(Node node) { return push_node(*out_, std::move(node)); }
+  NodeId remapped(NodeId id) const { return (*remap_)[size_t(id)]; }
   Sources sources(NodeId conjunct) const {
     Sources s;
     collect_sources(in_, inference_, conjunct, s);
@@ -106,13 +105,13 @@ class Pairer {
     const Node& node = in_.node(sel);
     if (node.kind == NodeKind::SelectAnd) {
       NodeId a = rewrite_selector(node.inputs[0]), b = rewrite_selector(node.inputs[1]);
-      if (a == remap_[size_t(node.inputs[0])] && b == remap_[size_t(node.inputs[1])]) return remap_[size_t(sel)];
+      if (a == remapped(node.inputs[0]) && b == remapped(node.inputs[1])) return remapped(sel);
       Node copy = node;
       copy.inputs = {a, b};
       return emit(std::move(copy));
     }
     Sources s = sources(sel);
-    if (s.keys.size() <= 1 && s.queries.size() <= 1) return remap_[size_t(sel)];
+    if (s.keys.size() <= 1 && s.queries.size() <= 1) return remapped(sel);
     const Tuple* keys = s.keys.size() > 1 ? &tuple_of(s.keys, sel, "key") : nullptr;
     const Tuple* queries = s.queries.size() > 1 ? &tuple_of(s.queries, sel, "query") : nullptr;
     return rewrite_conjunct(sel, keys, queries);
@@ -121,8 +120,8 @@ class Pairer {
   NodeId rewrite_conjunct(NodeId sel, const Tuple* keys, const Tuple* queries) {
     Node copy = in_.node(sel);
     if (copy.kind == NodeKind::Select) {
-      copy.inputs[0] = keys ? unpack(*keys, copy.inputs[0]) : remap_[size_t(copy.inputs[0])];
-      copy.inputs[1] = queries ? unpack(*queries, copy.inputs[1]) : remap_[size_t(copy.inputs[1])];
+      copy.inputs[0] = keys ? unpack(*keys, copy.inputs[0]) : remapped(copy.inputs[0]);
+      copy.inputs[1] = queries ? unpack(*queries, copy.inputs[1]) : remapped(copy.inputs[1]);
     } else {
       for (NodeId& input : copy.inputs) input = rewrite_conjunct(input, keys, queries);
     }
@@ -149,7 +148,7 @@ class Pairer {
     node.op = ElementOp::Tuple;
     node.span = where;
     node.name = "(" + parts_text(parts) + ")";
-    for (NodeId part : parts) node.inputs.push_back(remap_[size_t(part)]);
+    for (NodeId part : parts) node.inputs.push_back(remapped(part));
 
     // What the tuple's MLP enumerates: the combinations its inputs can hold together.
     std::vector<NodeId> support;
@@ -194,7 +193,7 @@ class Pairer {
   // What `side` (a part of the tuple, a map of one, or a constant) holds, as a lookup table of the
   // tuple's value.
   NodeId unpack(const Tuple& tuple, NodeId side) {
-    if (in_.node(side).kind == NodeKind::Constant) return remap_[size_t(side)];
+    if (in_.node(side).kind == NodeKind::Constant) return remapped(side);
     auto found = unpacked_.find({tuple.node, side});
     if (found != unpacked_.end()) return found->second;
     NodeId source = comparison_source(in_, inference_, side);
@@ -203,7 +202,7 @@ class Pairer {
     table.kind = NodeKind::Elementwise;
     table.op = ElementOp::LookupTable;
     table.span = in_.node(side).span;
-    table.name = in_.label(side) + " of " + out_.label(tuple.node);
+    table.name = in_.label(side) + " of " + out_->label(tuple.node);
     table.inputs = {tuple.node};
     for (size_t v = 0; v < tuple.values.size(); ++v) {
       const Value& held = tuple.part_values[v][part];
@@ -220,8 +219,10 @@ class Pairer {
 
 }  // namespace
 
-Program pair_selector_sides(const Program& program, const Inference& inference) {
-  return Pairer(program, inference).run();
+bool pair_selector_sides(Program& program, const Inference& inference) {
+  std::optional<Program> paired = Pairer(program, inference).run();
+  if (paired) program = std::move(*paired);
+  return paired.has_value();
 }
 
 }  // namespace raspc::compiler

@@ -1,4 +1,4 @@
-// Part of pass 1 (infer): which selectors compare integers built from positions, and become one
+// Part of the infer pass: which selectors compare integers built from positions, and become one
 // numerical head instead of a one-hot table (see docs/long-contexts.md for the argument).
 //
 // A selector `select(keys, queries, ==)` is numerical when the keys are an injective affine map of

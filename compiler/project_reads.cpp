@@ -19,7 +19,7 @@
 // float32's rounding of their pre-activation, over 2H: lower_internal.hpp). The scores multiply
 // both by G, a part's ln(n+1) + 8 (width_match_score).
 // Measured (bench/split_width_errors.py, 200 to 500 inputs a length; test_split_widths.cpp;
-// bench/RESULTS.md, "Tenth round"), e over embeddings (the causal stable sort of tokens): 4.4e-6
+// bench/HISTORY.md, "Tenth round"), e over embeddings (the causal stable sort of tokens): 4.4e-6
 // at 64, 1.1e-5 at 128, 2.2e-5 at 224, 5.1e-5 at 264, 5.4e-5 at 280 (6.1e-5 at 352); over an
 // MLP's one-hots (most_freq): at most 9.4e-6 to 48, then 1.1e-5 to 5.6e-5 up to 288 without a
 // trend, in spikes at single lengths (5.5e-5 at 80, 5.3e-5 at 128, 5.6e-5 at 216; 1.5e-4 at

@@ -1,4 +1,4 @@
-// Part of infer: a map that does not depend on one of its inputs reads a constant there instead.
+// A rewrite (it reads value sets): a map that does not depend on one of its inputs reads a constant there instead.
 //
 // A fused map is a lookup over the combinations its inputs can hold together, and some programs
 // compute a value that the combinations show to be a function of fewer inputs: dyck1's
@@ -13,6 +13,7 @@
 // Every map is tried: a lookup gated by an input it ignores costs a unit per value of that input
 // (and the input's one-hot, if nothing else reads it) for nothing.
 #include <map>
+#include <optional>
 
 #include "compiler/ir.hpp"
 
@@ -30,7 +31,8 @@ class Pruner {
   Pruner(const Program& program, const Inference& inference, const CompileOptions& options)
       : in_(program), inference_(inference), options_(options) {}
 
-  Program run() {
+  // The pruned program, or nothing where no map ignores an input.
+  std::optional<Program> run() {
     std::map<NodeId, std::map<NodeId, Value>> constants;  // map -> (input -> the constant it reads)
     for (NodeId id = 0; id < NodeId(in_.nodes.size()); ++id) {
       const Node& node = in_.node(id);
@@ -39,7 +41,7 @@ class Pruner {
       std::map<NodeId, Value> found = ignored_inputs(id);
       if (!found.empty()) constants.emplace(id, std::move(found));
     }
-    if (constants.empty()) return in_;
+    if (constants.empty()) return std::nullopt;
     return rewrite(constants);
   }
 
@@ -189,8 +191,10 @@ class Pruner {
 
 }  // namespace
 
-Program prune_map_inputs(const Program& program, const Inference& inference, const CompileOptions& options) {
-  return Pruner(program, inference, options).run();
+bool prune_map_inputs(Program& program, const Inference& inference, const CompileOptions& options) {
+  std::optional<Program> pruned = Pruner(program, inference, options).run();
+  if (pruned) program = std::move(*pruned);
+  return pruned.has_value();
 }
 
 }  // namespace raspc::compiler

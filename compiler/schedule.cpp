@@ -1,4 +1,4 @@
-// Pass 3, schedule: place every head (aggregate, selector_width) and every MLP job (a fused
+// The schedule pass: place every head (aggregate, selector_width) and every MLP job (a fused
 // elementwise subgraph, a selector width's discretisation) in a block.
 //
 // Time runs 0 (embeddings), then 2b-1 after block b's attention and 2b after its MLP. A head in

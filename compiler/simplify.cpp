@@ -1,4 +1,4 @@
-// Pass 2, simplify: merge equal nodes (common subexpressions, which the library's macros create
+// The simplify pass: merge equal nodes (common subexpressions, which the library's macros create
 // in numbers), fold maps of constants, drop what the output does not need. (The fusion of
 // elementwise chains that the later passes read through is fused_maps.cpp.)
 #include <algorithm>
@@ -55,7 +55,7 @@ std::string node_key(const Node& node, const std::vector<NodeId>& inputs) {
 
 }  // namespace
 
-Program simplify(const Program& program) {
+bool simplify(Program& program) {
   std::vector<uint8_t> needed(program.nodes.size(), 0);
   std::vector<NodeId> stack{program.output};
   while (!stack.empty()) {
@@ -69,6 +69,7 @@ Program simplify(const Program& program) {
   Program out;
   std::vector<NodeId> remap(program.nodes.size(), -1);
   std::unordered_map<std::string, NodeId> seen;
+  bool folded = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     if (!needed[size_t(id)]) continue;
     Node node = program.node(id);
@@ -83,10 +84,11 @@ Program simplify(const Program& program) {
       }
       if (constant_inputs) {
         try {
-          Value folded = apply_elementwise(node, args.data());
+          Value value = apply_elementwise(node, args.data());
           node.kind = NodeKind::Constant;
-          node.constant = folded;
+          node.constant = value;
           node.inputs.clear();
+          folded = true;
         } catch (const UserError&) {
         }
       }
@@ -107,7 +109,10 @@ Program simplify(const Program& program) {
   out.output = remap[size_t(program.output)];
   for (const auto& [name, id] : program.named)
     if (needed[size_t(id)]) out.named.emplace_back(name, remap[size_t(id)]);
-  return out;
+  // Nothing folded and no node dropped or merged: the copy is the program.
+  if (!folded && out.nodes.size() == program.nodes.size()) return false;
+  program = std::move(out);
+  return true;
 }
 
 }  // namespace raspc::compiler

@@ -1,4 +1,4 @@
-// Part of simplify: selector_width(A or B) where A and B compare different s-ops.
+// A rewrite: selector_width(A or B) where A and B compare different s-ops.
 //
 // One head scores a selector as a sum of bilinear tables, one per pair of s-ops, and an `or` of
 // comparisons of different pairs is not such a sum (the library's stable sort is one:
@@ -100,7 +100,7 @@ double width_match_score(const Node& width, double selection_score) {
   return width.disjoint_part_of >= 0 ? 0.5 * selection_score - 8.0 : selection_score;
 }
 
-Program split_disjoint_widths(const Program& program, const Inference& inference) {
+bool split_disjoint_widths(Program& program, const Inference& inference) {
   std::vector<std::vector<NodeId>> splits(program.nodes.size());
   bool any = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
@@ -111,8 +111,8 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
     splits[size_t(id)] = split_of(program, inference, id);
     any = any || !splits[size_t(id)].empty();
   }
-  if (!any) return program;
-  return rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
+  if (!any) return false;
+  program = rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
     if (splits[size_t(id)].empty()) return NodeId(-1);
     std::string name = program.label(id);
     NodeId sum = -1;
@@ -140,6 +140,7 @@ Program split_disjoint_widths(const Program& program, const Inference& inference
     out.nodes[size_t(sum)].annotation = node.annotation;
     return sum;
   });
+  return true;
 }
 
 }  // namespace raspc::compiler

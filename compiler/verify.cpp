@@ -1,4 +1,4 @@
-// Pass 7, verify: the model against the interpreter, on every input up to a length while the
+// The verify pass: the model against the interpreter, on every input up to a length while the
 // count stays within options.exhaustive_limit, and on options.samples random inputs of each longer
 // length. A categorical output must be the argmax of the logits over the whole vocabulary (the
 // margin is the correct logit minus the best other one); a numerical output must be within

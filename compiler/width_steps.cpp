@@ -1,4 +1,4 @@
-// Part of simplify: `indices < selector_width(s)` (or `selector_width(s) > indices`, and their
+// A rewrite: `indices < selector_width(s)` (or `selector_width(s) > indices`, and their
 // negations `>=` / `<=`) becomes one head and one MLP step, whatever the maximum length. Before
 // inference, which would list the (index, width) pairs of the comparison and refuse them at long
 // lengths.
@@ -41,14 +41,14 @@ NodeId compared_width(const Program& p, const Node& node, bool& below) {
 
 }  // namespace
 
-Program width_steps(const Program& program) {
+bool width_steps(Program& program) {
   bool any = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()) && !any; ++id) {
     bool below = false;
     any = compared_width(program, program.node(id), below) >= 0;
   }
-  if (!any) return program;
-  return rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
+  if (!any) return false;
+  program = rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
     bool below = false;
     const NodeId width = compared_width(program, program.node(id), below);
     if (width < 0) return NodeId(-1);
@@ -62,6 +62,7 @@ Program width_steps(const Program& program) {
     step.index_at_least = !below;
     return push_node(out, std::move(step));
   });
+  return true;
 }
 
 }  // namespace raspc::compiler

@@ -15,8 +15,8 @@
 #include "runtime/model_output.hpp"
 #include "runtime/residual_trace.hpp"
 #include "runtime/safetensors.hpp"
-#include "runtime/view/html_view.hpp"
-#include "runtime/view/program_check.hpp"
+#include "view/html_view.hpp"
+#include "view/program_check.hpp"
 #include "support/diagnostics.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,4 +1,4 @@
-// raspc bench: what a compiled network costs against the rule it encodes (raspc/cost_bench.hpp).
+// raspc bench: what a compiled network costs against the rule it encodes (cost/cost.hpp).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -7,7 +7,7 @@
 
 #include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
-#include "raspc/cost_bench.hpp"
+#include "cost/cost.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 

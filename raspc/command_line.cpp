@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "compiler/compile.hpp"
 #include "raspc/build_info.hpp"
 #include "support/diagnostics.hpp"
 #include "support/edit_distance.hpp"
@@ -70,20 +71,6 @@ std::string usage_line(const CLI::App& command, const std::string& path) {
 std::string version_text() {
   return std::string("raspc ") + kVersion + " (commit " + kGitCommit + ", " + kBuildType + " build, CUDA " +
          (kBuiltWithCuda ? "on" : "off") + ")";
-}
-
-std::string closest_name(const std::string& given, const std::vector<std::string>& names) {
-  std::string best;
-  size_t best_distance = std::string::npos;
-  bool tied = false;
-  for (const std::string& name : names) {
-    const size_t d = edit_distance(given, name);
-    if (d < best_distance) best = name, best_distance = d, tied = false;
-    else if (d == best_distance && name != best) tied = true;
-  }
-  // One typo in a short name, two in a longer one; a tie is no suggestion.
-  const size_t allowed = given.size() <= 4 ? 1 : given.size() <= 8 ? 2 : 3;
-  return best_distance <= allowed && !tied ? best : "";
 }
 
 int report_command_line_error(CLI::App& app, const CLI::ParseError& error) {
@@ -162,6 +149,8 @@ void add_completion_command(CLI::App& app) {
     if (*shell != "bash") fail_file("raspc completion", "knows only bash, not `" + *shell + "`");
     std::string names;
     for (const std::string& name : subcommand_names(app)) names += " " + name;
+    std::string passes;
+    for (const std::string& pass : compiler_pass_names()) passes += " " + pass;
     std::string flags_by_command;
     for (CLI::App* sub : subcommands(app)) {
       std::string flags;
@@ -180,7 +169,7 @@ void add_completion_command(CLI::App& app) {
                  "    --device) COMPREPLY=($(compgen -W \"cpu cuda\" -- \"$cur\")); return ;;\n"
                  "    --activation) COMPREPLY=($(compgen -W \"gelu relu\" -- \"$cur\")); return ;;\n"
                  "    --format|--export) COMPREPLY=($(compgen -W \"hf tlens gguf llmc\" -- \"$cur\")); return ;;\n"
-                 "    --dump-after) COMPREPLY=($(compgen -W \"infer simplify schedule allocate lower assemble verify\" -- \"$cur\")); return ;;\n"
+                 "    --dump-after) COMPREPLY=($(compgen -W \"" << passes.substr(1) << "\" -- \"$cur\")); return ;;\n"
                  "  esac\n"
                  "  case ${COMP_WORDS[1]} in\n"
               << flags_by_command

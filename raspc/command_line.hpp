@@ -20,8 +20,5 @@ void add_completion_command(CLI::App& app);  // raspc completion bash
 // code: 0 for --help and --version (which CLI11 reports as errors), 1 for every real error.
 int report_command_line_error(CLI::App& app, const CLI::ParseError& error);
 
-// The name among `names` nearest to `given` (by edit distance) when it is near enough to be a
-// likely typo, else "".
-std::string closest_name(const std::string& given, const std::vector<std::string>& names);
 
 }  // namespace raspc

@@ -143,8 +143,9 @@ void add_compile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-verify", args->no_verify, "Skip the verification");
   cmd->add_flag("--force", args->force, "Write the model even if verification finds mismatches");
-  auto* dump_option = cmd->add_option("--dump-after", args->dump_after,
-                                      "Print a pass's result: infer simplify schedule allocate lower assemble verify");
+  std::string passes;
+  for (const std::string& pass : compiler_pass_names()) passes += " " + pass;
+  auto* dump_option = cmd->add_option("--dump-after", args->dump_after, "Print a pass's result, one of:" + passes);
   auto* explain_option = cmd->add_flag("--explain", args->explain, "Say why each s-op got its encoding and its block");
   cmd->add_option("--device", args->device, "Verify on cpu or cuda")->capture_default_str();
   cmd->add_option("--export", args->export_format, "Also export the model: hf, tlens, gguf or llmc (see raspc export)");
@@ -200,10 +201,7 @@ void add_compile_command(CLI::App& app) {
     // Printed at once too: why each s-op got its encoding and block is what explains a refusal.
     options.on_explanation = [](const std::string& text) { std::cout << text << std::flush; };
     if (!args->dump_after.empty()) {
-      const auto& names = compiler_pass_names();
-      if (std::find(names.begin(), names.end(), args->dump_after) == names.end())
-        fail_file("--dump-after", "unknown pass \"" + args->dump_after +
-                                      "\"; the passes are infer, simplify, schedule, allocate, lower, assemble, verify");
+      check_pass_name(args->dump_after, "--dump-after");
       options.dump_after = args->dump_after;
       // Printed at once: when a later pass refuses the program, the dump comes before the error.
       options.on_dump = [](const std::string& dump) { std::cout << dump << std::flush; };

@@ -1,5 +1,5 @@
 // raspc view MODEL|PROGRAM.rasp --input X -o view.html: one self-contained HTML page of what the
-// model computes on the input (runtime/view/html_view.hpp says what is on it).
+// model computes on the input (view/html_view.hpp says what is on it).
 #include <iostream>
 
 #include "compiler/compile.hpp"
@@ -13,8 +13,8 @@
 #include "runtime/model_output.hpp"
 #include "runtime/residual_trace.hpp"
 #include "runtime/safetensors.hpp"
-#include "runtime/view/html_view.hpp"
-#include "runtime/view/program_check.hpp"
+#include "view/html_view.hpp"
+#include "view/program_check.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 

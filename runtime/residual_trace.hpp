@@ -73,7 +73,7 @@ struct ResidualTrace {
   // holds, "" before the s-op's stage, "?" where its one-hot has no clear winner.
   std::vector<std::vector<std::vector<std::string>>> decoded;
   // expected[sop]: the interpreter's values at the real positions, empty where not known (an
-  // s-op the program does not name, or no interpreter at hand); runtime/view fills it.
+  // s-op the program does not name, or no interpreter at hand); view fills it.
   std::vector<std::vector<std::string>> expected;
   // True where decoded at the s-op's own stage (and after) differs from expected.
   bool mismatch(size_t sop, int stage, int position) const;

@@ -20,4 +20,18 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+std::string closest_name(const std::string& given, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_distance = std::string::npos;
+  bool tied = false;
+  for (const std::string& name : names) {
+    const size_t d = edit_distance(given, name);
+    if (d < best_distance) best = name, best_distance = d, tied = false;
+    else if (d == best_distance && name != best) tied = true;
+  }
+  // One typo in a short name, two in a longer one; a tie is no suggestion.
+  const size_t allowed = given.size() <= 4 ? 1 : given.size() <= 8 ? 2 : 3;
+  return best_distance <= allowed && !tied ? best : "";
+}
+
 }  // namespace raspc

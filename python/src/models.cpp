@@ -197,10 +197,7 @@ CompileOptions compile_options(const PyProgram& program, const py::handle& vocab
   options.device = parse_device(device);
   options.source_text = program.source->text;
   if (!dump_after.empty()) {
-    const auto& names = compiler_pass_names();
-    if (std::find(names.begin(), names.end(), dump_after) == names.end())
-      fail_file("dump_after", "unknown pass \"" + dump_after +
-                                  "\"; the passes are infer, simplify, schedule, allocate, lower, assemble, verify");
+    check_pass_name(dump_after, "dump_after");
     options.dump_after = dump_after;
     // Printed as soon as it exists, as the CLI does: a later pass may refuse the program.
     options.on_dump = print_to_python_stdout;

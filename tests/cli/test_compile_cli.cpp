@@ -69,8 +69,13 @@ TEST_CASE("compile cli: --dump-after and --explain") {
   CHECK(r.out.find("hist: categorical, because selector_width: categorical 0..4") != std::string::npos);
   Result bad = raspc_cli("compile programs/hist.rasp --dump-after=parse");
   CHECK(bad.code == 1);
-  CHECK(bad.err == "--dump-after: error: unknown pass \"parse\"; the passes are infer, simplify, schedule, allocate, "
-                   "lower, assemble, verify\n");
+  const std::string passes =
+      "the passes, in order, are causal_prefixes, simplify, merge_means, width_steps, count_sorts, prune_inputs, "
+      "split_widths, pair_selectors, output_copy, infer, schedule, allocate, budget, lower, assemble, verify";
+  CHECK(bad.err == "--dump-after: error: unknown pass \"parse\"; " + passes + "\n");
+  Result typo = raspc_cli("compile programs/hist.rasp --dump-after=schedul");
+  CHECK(typo.code == 1);
+  CHECK(typo.err == "--dump-after: error: unknown pass \"schedul\"; " + passes + "; did you mean `schedule`?\n");
 }
 
 // Lowering refuses this program (a categorical aggregate of a numerical s-op), after scheduling and

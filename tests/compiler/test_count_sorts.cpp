@@ -5,6 +5,7 @@
 
 #include "compile_helpers.hpp"
 #include "compiler/ir.hpp"
+#include "compiler/pipeline.hpp"
 #include "language/interpret.hpp"
 #include "runtime/model_output.hpp"
 
@@ -13,14 +14,17 @@ using namespace raspc::testing;
 
 namespace {
 
-// The program as compile_program hands it to count_sorts, and what that and width_steps make of it.
+// The program as compile_program hands it to count_sorts, and what count_sorts makes of it.
 struct Rewrite {
   Program before, after;
 };
 Rewrite count_sorts_of(const Program& source, const CompileOptions& o) {
   Rewrite r;
-  r.before = compiler::merge_means(compiler::simplify(source));
-  r.after = compiler::width_steps(compiler::count_sorts(r.before, compiler::infer(r.before, o), o));
+  compiler::CompileState before(source, o), after(source, o);
+  compiler::run_passes(before, "width_steps");
+  compiler::run_passes(after, "count_sorts");
+  r.before = before.program;
+  r.after = after.program;
   return r;
 }
 

@@ -7,6 +7,7 @@
 
 #include "compile_helpers.hpp"
 #include "compiler/ir.hpp"
+#include "compiler/pipeline.hpp"
 #include "runtime/flops.hpp"
 #include "runtime/verification_backend.hpp"
 #include "tests/language/program_files.hpp"
@@ -110,7 +111,9 @@ TEST_CASE("verification backend: a broken weight is caught, whether it was nonze
   ProgramFile f = load_program("hist");
   CompileOptions o = test_options(header_vocabulary(f.header), 6, Mode::Bidirectional);
   REQUIRE(o.exhaustive_limit >= 5460);  // every input over hist's 4 symbols up to length 6
-  const CompiledByHand compiled = compile_by_hand(compiler::merge_means(compiler::simplify(f.program)), o);
+  compiler::CompileState rewritten(f.program, o);
+  compiler::run_passes(rewritten, "merge_means");
+  const CompiledByHand compiled = compile_by_hand(rewritten.program, o);
   const Model& assembled = compiled.model;
   auto verified = [&](const Model& model) { return compiled.verify(model, compiled.program, o); };
   CompileReport intact = verified(assembled);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/native_rules.hpp"
+#include "cost/native_rules.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 5) {

@@ -1,4 +1,4 @@
-#include "runtime/view/html_view.hpp"
+#include "view/html_view.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include "runtime/flops.hpp"
 #include "runtime/inspect.hpp"
-#include "runtime/view/heatmap.hpp"
+#include "view/heatmap.hpp"
 
 namespace raspc {
 

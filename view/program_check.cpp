@@ -1,4 +1,4 @@
-#include "runtime/view/program_check.hpp"
+#include "view/program_check.hpp"
 
 #include <charconv>
 

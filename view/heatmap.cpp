@@ -1,4 +1,4 @@
-#include "runtime/view/heatmap.hpp"
+#include "view/heatmap.hpp"
 
 #include <algorithm>
 #include <cmath>

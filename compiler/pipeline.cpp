@@ -1,0 +1,188 @@
+// The pipeline's table and the driver that runs it. A pass is one row: a rewrite of the program
+// (the first ten), the value sets, or a step from the program to the model. The driver infers
+// value sets where a row reads them and a rewrite has changed the program since, and hands over
+// the dump of the row --dump-after names as soon as that row finishes (a later pass may still
+// refuse, and that is when the dump is wanted most).
+#include "compiler/pipeline.hpp"
+
+#include <algorithm>
+
+namespace raspc::compiler {
+
+CompileState::CompileState(const Program& source_program, const CompileOptions& compile_options)
+    : source(source_program), options(compile_options), program(source_program),
+      started(std::chrono::steady_clock::now()) {}
+
+namespace {
+
+std::string program_dump(const CompileState& s, const std::string& pass) { return dump_program(s.program, pass); }
+
+bool run_schedule(CompileState& s) {
+  // From here on the program stays as it is: the passes below may keep what they fuse.
+  s.fused_cache = std::make_unique<FusedCacheScope>(s.program);
+  s.schedule = schedule(s.program, s.inference, s.options);
+  if (s.options.explain) {
+    s.result.explanation = explain(s.program, s.inference, s.schedule);
+    if (s.options.on_explanation) s.options.on_explanation(s.result.explanation);
+  }
+  return false;
+}
+
+bool run_assemble(CompileState& s) {
+  Model& model = s.result.model;
+  model = assemble(s.program, s.inference, s.allocation, s.lowered, s.options);
+  const nlohmann::json placement =
+      placement_metadata(s.program, s.inference, s.schedule, s.allocation, s.lowered, s.options.max_len);
+  model.metadata["sops"] = placement["sops"];
+  model.metadata["heads"] = placement["heads"];
+  CompileReport& report = s.result.report;
+  const ModelConfig& config = model.config;
+  report.config = config;
+  report.layers = config.n_layer;
+  report.heads = config.n_head;
+  report.n_embd = config.n_embd;
+  report.n_inner = config.n_inner;
+  report.parameters = parameter_count(config);
+  report.numerical_output = s.inference.info[size_t(s.program.output)].encoding == Encoding::Numerical;
+  for (const auto& [id, plan] : s.inference.numbers.selects) {
+    NumericMargin m = numeric_select_margin(plan, s.options.max_len);
+    if (report.numerical_selector_margin == 0 || m.margin < report.numerical_selector_margin)
+      report.numerical_selector_margin = m.margin;
+    report.numerical_selector_rounding = std::max(report.numerical_selector_rounding, m.rounding);
+  }
+  const VerificationEstimate to_verify = estimate_verification(model, s.options);
+  report.estimated_verify_inputs = to_verify.inputs;
+  report.estimated_verify_seconds = to_verify.seconds;
+  report.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s.started).count();
+  if (s.options.on_assembled) s.options.on_assembled(report);
+  return false;
+}
+
+std::string assemble_dump(const CompileState& s, const std::string&) {
+  const Model& model = s.result.model;
+  const ModelConfig& config = model.config;
+  nlohmann::json cfg = {{"n_layer", config.n_layer}, {"n_head", config.n_head},   {"n_embd", config.n_embd},
+                        {"n_inner", config.n_inner}, {"n_positions", config.n_positions},
+                        {"vocab", model.vocab},      {"residual_labels", model.residual_labels}};
+  return cfg.dump(2) + "\n";
+}
+
+}  // namespace
+
+const std::vector<Pass>& pipeline() {
+  // The rewrites come first and in this order: value sets are inferred on the simplified program
+  // (merging means there is what lets the Dyck programs' balances be one numerical s-op, and
+  // refusals would otherwise come too early); width steps before inference, which would list the
+  // (index, width) pairs they compare; the rewrites that read value sets after them; a disjoint
+  // `or` split into parts before pairing, since there it costs two heads where a tuple would cost
+  // an MLP too.
+  static const std::vector<Pass> passes{
+      {"causal_prefixes", "a causal program (bidirectional ones pass unchanged)",
+       "no `select(indices, indices, <=)`: each is `select(1, 1, ==)`, which reads no s-op", false,
+       [](CompileState& s) { return s.options.mode == Mode::Causal && causal_prefixes(s.program); }, program_dump},
+      {"simplify", "a program: s-ops and selectors in an order where each reads only earlier ones",
+       "equal nodes merged, maps of constants folded, nothing the output does not need", false,
+       [](CompileState& s) { return simplify(s.program); }, program_dump},
+      {"merge_means", "a simplified program",
+       "no sum or difference of two means over one selector (nor of a factor times each)", false,
+       [](CompileState& s) { return merge_means(s.program); }, program_dump},
+      {"width_steps", "a simplified program",
+       "every `indices < selector_width(s)` (and `>`, `>=`, `<=` forms) is a width step: one head and one MLP step",
+       false, [](CompileState& s) { return width_steps(s.program); }, program_dump},
+      {"count_sorts", "value sets; a bidirectional program (causal ones pass unchanged)",
+       "a stable sort whose values are a function of its categorical key is a counting sort of width steps", true,
+       [](CompileState& s) { return count_sorts(s.program, s.inference, s.options); }, program_dump},
+      {"prune_inputs", "value sets",
+       "a map too large to list that ignores one of its inputs wherever they occur reads a constant there", true,
+       [](CompileState& s) { return prune_map_inputs(s.program, s.inference, s.options); }, program_dump},
+      {"split_widths", "value sets",
+       "a width over an `or` of disjoint selectors that compare different s-ops is the sum of its parts' widths",
+       true, [](CompileState& s) { return split_disjoint_widths(s.program, s.inference); }, program_dump},
+      {"pair_selectors", "value sets; widths split",
+       "every selector conjunct reads at most one s-op on each side (a tuple where it read several)", true,
+       [](CompileState& s) { return pair_selector_sides(s.program, s.inference); }, program_dump},
+      {"output_copy", "value sets",
+       "the output is written by a head or an MLP (an identity lookup where it was tokens, indices or a constant)",
+       true, [](CompileState& s) { return copy_output(s.program, s.inference); }, program_dump},
+      {"infer", "the rewritten program",
+       "the exact value set and the encoding of every s-op, and which selectors are numerical", true,
+       [](CompileState&) { return false; },
+       [](const CompileState& s, const std::string&) { return dump_inference(s.program, s.inference); }},
+      {"schedule", "value sets", "every head and MLP placed in a block", true, run_schedule,
+       [](const CompileState& s, const std::string&) { return dump_schedule(s.program, s.schedule); }},
+      {"allocate", "a schedule", "the residual dimensions, each with a label", true,
+       [](CompileState& s) {
+         s.allocation = allocate(s.program, s.inference, s.schedule, s.options);
+         return false;
+       },
+       [](const CompileState& s, const std::string&) { return dump_allocation(s.allocation); }},
+      {"budget", "an allocation", "the model's estimated parameters are within --max-parameters", true,
+       [](CompileState& s) {
+         check_budget(s.program, s.inference, s.schedule, s.allocation, s.options);
+         return false;
+       },
+       [](const CompileState& s, const std::string&) { return dump_budget(s.program, s.inference, s.schedule, s.allocation, s.options); }},
+      {"lower", "a schedule, an allocation and the budget",
+       "every head (W_Q, W_K, W_V, W_O) and MLP as matrices over the residual dimensions", true,
+       [](CompileState& s) {
+         s.lowered = lower(s.program, s.inference, s.schedule, s.allocation, s.options);
+         return false;
+       },
+       [](const CompileState& s, const std::string&) { return dump_lowered(s.lowered, s.allocation); }},
+      {"assemble", "lowered blocks", "GPT-2's parameters (Hugging Face names), padded and scaled; the report's shape",
+       true, run_assemble, assemble_dump},
+      {"verify", "a model", "the model agrees with the interpreter of the program as written (unless --no-verify)",
+       true,
+       [](CompileState& s) {
+         if (s.options.verify)
+           verify(s.source, s.program, s.inference, s.schedule, s.allocation, s.result.model, s.options,
+                  s.result.report);
+         return false;
+       },
+       [](const CompileState& s, const std::string&) { return report_json(s.result.report).dump(2) + "\n"; }},
+  };
+  return passes;
+}
+
+bool run_pass(CompileState& state, const Pass& pass) {
+  if (pass.reads_values && !state.values_current) {
+    state.inference = infer(state.program, state.options);
+    state.values_current = true;
+  }
+  const bool changed = pass.run(state);
+  if (changed) state.values_current = false;
+  return changed;
+}
+
+void run_passes(CompileState& state, const std::string& last) {
+  for (const Pass& pass : pipeline()) {
+    run_pass(state, pass);
+    if (pass.name == state.options.dump_after) {
+      state.result.dump = pass.dump(state, pass.name);
+      if (state.options.on_dump) state.options.on_dump(state.result.dump);
+    }
+    if (pass.name == last) return;
+  }
+}
+
+}  // namespace raspc::compiler
+
+namespace raspc {
+
+const std::vector<std::string>& compiler_pass_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const compiler::Pass& pass : compiler::pipeline()) out.push_back(pass.name);
+    return out;
+  }();
+  return names;
+}
+
+CompileResult compile_program(const Program& program, const CompileOptions& options) {
+  compiler::CompileState state(program, options);
+  compiler::run_passes(state);
+  state.result.model.metadata["compile"] = report_json(state.result.report);
+  return std::move(state.result);
+}
+
+}  // namespace raspc
