@@ -28,6 +28,7 @@
 #include "compiler/ir.hpp"
 #include "compiler/lower_internal.hpp"
 #include "runtime/verification_backend.hpp"
+#include "support/number_text.hpp"
 
 namespace raspc::compiler {
 namespace {
@@ -134,12 +135,6 @@ double estimate_units(const Program& program, const Inference& inference, const 
     if (std::optional<double> units = units_through_sum(program, inference, job, occurring)) return *units;
   }
   return combinations * levels;
-}
-
-std::string with_commas(double value) {
-  std::string digits = std::to_string(static_cast<unsigned long long>(value));
-  for (int i = int(digits.size()) - 3; i > 0; i -= 3) digits.insert(size_t(i), ",");
-  return digits;
 }
 
 }  // namespace

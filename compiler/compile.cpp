@@ -4,29 +4,47 @@
 
 #include <algorithm>
 
+#include "runtime/flops.hpp"
+#include "runtime/safetensors.hpp"
 #include "support/diagnostics.hpp"
 #include "support/edit_distance.hpp"
 
 namespace raspc {
 
 nlohmann::json report_json(const CompileReport& r) {
+  const auto text = [](const std::string& t) { return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t); };
   nlohmann::json j;
+  j["config"] = config_to_json(r.config);
   j["layers"] = r.layers;
   j["heads"] = r.heads;
   j["n_embd"] = r.n_embd;
   j["n_inner"] = r.n_inner;
   j["parameters"] = r.parameters;
+  j["flops_per_token"] = flops_per_token(r.config, r.config.n_positions);
+  j["numerical_output"] = r.numerical_output;
+  j["verified"] = r.verified;
   j["inputs_checked"] = r.inputs_checked;
   j["mismatches"] = r.mismatches;
   j["undefined_inputs"] = r.undefined_inputs;
   j["verified_len"] = r.verified_len;
   j["exhaustive"] = r.exhaustive;
+  j["exhaustive_len"] = r.exhaustive_len;
+  j["samples_per_length"] = r.samples_per_length;
+  j["checked_by_length"] = r.checked_by_length;
   if (r.numerical_selector_margin > 0) {
     j["numerical_selector_margin"] = r.numerical_selector_margin;
     j["numerical_selector_rounding"] = r.numerical_selector_rounding;
   }
+  // One of the two, as the output is numerical or categorical.
   if (r.numerical_output) j["worst_numerical_error"] = r.worst_numerical_error;
   else j["min_logit_margin"] = r.min_logit_margin;
+  j["first_mismatch"] = text(r.first_mismatch);
+  j["first_departure"] = text(r.first_departure);
+  j["first_undefined"] = text(r.first_undefined);
+  j["estimated_verify_inputs"] = r.estimated_verify_inputs;
+  j["estimated_verify_seconds"] = r.estimated_verify_seconds;
+  j["compile_ms"] = r.compile_ms;
+  j["verify_ms"] = r.verify_ms;
   return j;
 }
 

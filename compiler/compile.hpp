@@ -79,6 +79,7 @@ struct CompileReport {
   // checked; the first one is named.
   long undefined_inputs = 0;
   std::string first_undefined;
+  bool verified = false;   // verification ran (not --no-verify)
   bool exhaustive = true;  // every input up to verified_len was checked
   int verified_len = 0;
   int exhaustive_len = 0;        // every input up to this length was checked
@@ -108,7 +109,9 @@ const std::vector<std::string>& compiler_pass_names();
 // listing them (and the nearest, where one is near).
 void check_pass_name(const std::string& name, const std::string& option);
 
-// The report as the model's metadata["compile"] stores it.
+// The report as JSON, the one form every reader takes it in (runtime/model_report.hpp reads it;
+// docs/json.md lists the keys): `raspc compile --json` prints it, Python's Model.report is it, and
+// a model file stores part of it (stored_report) in metadata["compile"].
 nlohmann::json report_json(const CompileReport& report);
 
 CompileResult compile_program(const Program& program, const CompileOptions& options);

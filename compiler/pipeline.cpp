@@ -7,6 +7,9 @@
 
 #include <algorithm>
 
+#include "runtime/model_report.hpp"
+#include "runtime/safetensors.hpp"
+
 namespace raspc::compiler {
 
 CompileState::CompileState(const Program& source_program, const CompileOptions& compile_options)
@@ -60,10 +63,9 @@ bool run_assemble(CompileState& s) {
 
 std::string assemble_dump(const CompileState& s, const std::string&) {
   const Model& model = s.result.model;
-  const ModelConfig& config = model.config;
-  nlohmann::json cfg = {{"n_layer", config.n_layer}, {"n_head", config.n_head},   {"n_embd", config.n_embd},
-                        {"n_inner", config.n_inner}, {"n_positions", config.n_positions},
-                        {"vocab", model.vocab},      {"residual_labels", model.residual_labels}};
+  nlohmann::json cfg = config_to_json(model.config);
+  cfg["vocab"] = model.vocab;
+  cfg["residual_labels"] = model.residual_labels;
   return cfg.dump(2) + "\n";
 }
 
@@ -134,9 +136,11 @@ const std::vector<Pass>& pipeline() {
       {"verify", "a model", "the model agrees with the interpreter of the program as written (unless --no-verify)",
        true,
        [](CompileState& s) {
-         if (s.options.verify)
+         if (s.options.verify) {
            verify(s.source, s.program, s.inference, s.schedule, s.allocation, s.result.model, s.options,
                   s.result.report);
+           s.result.report.verified = true;
+         }
          return false;
        },
        [](const CompileState& s, const std::string&) { return report_json(s.result.report).dump(2) + "\n"; }},
@@ -181,7 +185,7 @@ const std::vector<std::string>& compiler_pass_names() {
 CompileResult compile_program(const Program& program, const CompileOptions& options) {
   compiler::CompileState state(program, options);
   compiler::run_passes(state);
-  state.result.model.metadata["compile"] = report_json(state.result.report);
+  state.result.model.metadata["compile"] = stored_report(report_json(state.result.report));
   return std::move(state.result);
 }
 

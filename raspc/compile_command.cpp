@@ -15,104 +15,31 @@
 #include "raspc/compile_header.hpp"
 #include "raspc/verify_progress.hpp"
 #include "runtime/export/export.hpp"
-#include "runtime/flops.hpp"
+#include "runtime/model_report.hpp"
 #include "runtime/safetensors.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
+#include "support/number_text.hpp"
 
 namespace raspc {
 
-std::string format_count(double n) {
-  std::string digits = std::to_string((long long)(n + 0.5)), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ",";
-    out += digits[i];
-  }
-  return out;
-}
-
 std::string describe_shape(const CompileReport& r) {
-  std::ostringstream out;
-  const ModelConfig& c = r.config;
-  out << "model: " << c.n_layer << " layer" << (c.n_layer == 1 ? "" : "s") << ", " << c.n_head << " head"
-      << (c.n_head == 1 ? "" : "s") << ", n_embd " << c.n_embd << ", MLP " << c.n_inner << ", vocabulary "
-      << c.vocab_size << ", positions " << c.n_positions << " (BOS included), "
-      << (c.layer_norm ? "LayerNorm" : "no LayerNorm") << ", " << (c.activation == Activation::Gelu ? "GELU" : "ReLU")
-      << ", " << (c.causal ? "causal" : "bidirectional") << "\n";
-  out << "parameters: " << format_count(double(r.parameters)) << "; FLOPs per token: "
-      << format_count(flops_per_token(c, c.n_positions)) << " (at " << c.n_positions << " positions)\n";
+  const nlohmann::json report = report_json(r);
+  std::string out = "model: " + describe_config(report["config"]) + "\n";
+  out += "parameters: " + with_commas(report["parameters"].get<double>()) + "; FLOPs per token: " +
+         with_commas(report["flops_per_token"].get<double>()) + " (at " + std::to_string(r.config.n_positions) +
+         " positions)\n";
   if (r.estimated_verify_inputs > 0) {
     // The budget's estimate (compiler/budget.cpp), before the verification starts.
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.2g", r.estimated_verify_seconds);
-    out << "verification to come: " << format_count(r.estimated_verify_inputs) << " inputs, about " << seconds
-        << " s estimated\n";
+    out += "verification to come: " + with_commas(r.estimated_verify_inputs) + " inputs, about " + seconds +
+           " s estimated\n";
   }
-  return out.str();
+  return out;
 }
 
-std::string describe_verification(const CompileReport& r) {
-  std::ostringstream out;
-  if (r.inputs_checked + r.undefined_inputs > 0) {
-    out << "verification: " << format_count(double(r.inputs_checked)) << " inputs (";
-    if (r.exhaustive) out << "every input up to length " << r.verified_len;
-    else {
-      if (r.exhaustive_len > 0) out << "every input up to length " << r.exhaustive_len << ", then ";
-      out << format_count(double(r.samples_per_length)) << " random inputs "
-          << (r.exhaustive_len + 1 == r.verified_len ? "of length " + std::to_string(r.verified_len)
-                                                     : "at each length " + std::to_string(r.exhaustive_len + 1) +
-                                                           " to " + std::to_string(r.verified_len));
-    }
-    out << "), " << r.mismatches << " mismatch" << (r.mismatches == 1 ? "" : "es") << ", ";
-    char buffer[64];
-    if (r.numerical_output) std::snprintf(buffer, sizeof buffer, "worst numerical error %.3g", r.worst_numerical_error);
-    else std::snprintf(buffer, sizeof buffer, "minimum logit margin %.2f", r.min_logit_margin);
-    out << buffer << "\n";
-    if (r.undefined_inputs > 0)
-      out << "undefined: the program itself is undefined on " << r.undefined_inputs << " input"
-          << (r.undefined_inputs == 1 ? "" : "s") << ", for example " << r.first_undefined << "\n";
-    if (!r.first_mismatch.empty()) out << "first mismatch: " << r.first_mismatch << "\n";
-  }
-  return out.str();
-}
-
-std::string describe_report(const CompileReport& r) { return describe_shape(r) + describe_verification(r); }
-
-namespace {
-
-nlohmann::json optional_text(const std::string& text) { return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text); }
-
-}  // namespace
-
-nlohmann::json report_as_json(const CompileReport& r) {
-  const ModelConfig& c = r.config;
-  nlohmann::json j = {
-      {"model",
-       {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"n_inner", c.n_inner},
-        {"n_positions", c.n_positions}, {"vocab_size", c.vocab_size}, {"causal", c.causal},
-        {"layer_norm", c.layer_norm}, {"activation", c.activation == Activation::Gelu ? "gelu" : "relu"}}},
-      {"parameters", r.parameters},
-      {"flops_per_token", flops_per_token(c, c.n_positions)},
-      {"numerical_output", r.numerical_output},
-      {"compile_ms", r.compile_ms},
-      {"verification", nullptr}};
-  if (r.inputs_checked + r.undefined_inputs > 0)
-    j["verification"] = {
-        {"inputs_checked", r.inputs_checked},
-        {"mismatches", r.mismatches},
-        {"undefined_inputs", r.undefined_inputs},
-        {"exhaustive", r.exhaustive},
-        {"verified_len", r.verified_len},
-        {"exhaustive_len", r.exhaustive_len},
-        {"samples_per_length", r.samples_per_length},
-        {"min_logit_margin", r.numerical_output ? nlohmann::json(nullptr) : nlohmann::json(r.min_logit_margin)},
-        {"worst_numerical_error", r.numerical_output ? nlohmann::json(r.worst_numerical_error) : nlohmann::json(nullptr)},
-        {"first_mismatch", optional_text(r.first_mismatch)},
-        {"first_undefined", optional_text(r.first_undefined)},
-        {"verify_ms", r.verify_ms},
-        {"estimated_seconds", r.estimated_verify_seconds}};
-  return j;
-}
+std::string describe_report(const CompileReport& r) { return describe_shape(r) + describe_verification(report_json(r)); }
 
 void add_compile_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("compile", "Compile a RASP program into verified GPT-2 weights");
@@ -217,14 +144,14 @@ void add_compile_command(CLI::App& app) {
     // A refusal about a node with no place in the source (`tokens` itself) names the program.
     CompileResult result = naming_errors(args->file, [&] { return compile_program(program, options); });
     const CompileReport& report = result.report;
-    nlohmann::json json = report_as_json(report);
+    nlohmann::json json = report_json(report);
     json["program"] = args->file;
     json["written"] = nlohmann::json::array();
     const bool write = report.mismatches == 0 || args->force;
     if (write && out_option->count() > 0) json["written"].push_back(args->out_path);
     if (write && export_format) json["written"].push_back(export_path);
     if (args->json) std::cout << json.dump(2) << "\n" << std::flush;
-    else std::cout << describe_verification(report) << std::flush;
+    else std::cout << describe_verification(json) << std::flush;
     warn_if_mostly_undefined(args->file, report.undefined_inputs, report.inputs_checked + report.undefined_inputs);
     if (!write)
       throw VerificationMismatch(format_file_error(

@@ -15,6 +15,7 @@
 #include "runtime/handset_aab.hpp"
 #include "runtime/inspect.hpp"
 #include "support/diagnostics.hpp"
+#include "support/number_text.hpp"
 
 namespace raspc {
 namespace {
@@ -98,8 +99,8 @@ void add_demo_command(CLI::App& app) {
          {"transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.attn.c_attn.weight",
           "transformer.h.0.mlp.c_fc.weight", "transformer.h.0.mlp.c_proj.weight"});
     std::cout << "FLOPs per token at 5 positions: hand-set "
-              << format_count(flops_per_token(handset.config, handset.config.n_positions)) << ", compiled "
-              << format_count(flops_per_token(compiled.model.config, compiled.model.config.n_positions)) << "\n";
+              << with_commas(flops_per_token(handset.config, handset.config.n_positions)) << ", compiled "
+              << with_commas(flops_per_token(compiled.model.config, compiled.model.config.n_positions)) << "\n";
   });
 }
 

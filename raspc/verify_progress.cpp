@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "raspc/compile_header.hpp"
+#include "support/number_text.hpp"
 
 namespace raspc {
 
@@ -54,16 +54,16 @@ void VerifyProgress::update(long done, long total, double work) {
     }
     const int width = 30, filled = int(fraction * width);
     std::fprintf(stderr, "\rverifying [%s%s] %3d%%  %s of %s inputs  %s left ", std::string(size_t(filled), '#').c_str(),
-                 std::string(size_t(width - filled), '.').c_str(), int(100 * fraction), format_count(double(done)).c_str(),
-                 format_count(double(total)).c_str(), left.c_str());
+                 std::string(size_t(width - filled), '.').c_str(), int(100 * fraction), with_commas(double(done)).c_str(),
+                 with_commas(double(total)).c_str(), left.c_str());
     std::fflush(stderr);
     bar_shown_ = true;
     return;
   }
   if (done >= total || std::chrono::duration<double>(now - last_line_).count() < line_every_s_) return;
   last_line_ = now;
-  std::fprintf(stderr, "verifying: %s of %s inputs (%d%%), %s elapsed, about %s left\n", format_count(double(done)).c_str(),
-               format_count(double(total)).c_str(), int(100 * fraction), minutes_seconds(elapsed).c_str(), left.c_str());
+  std::fprintf(stderr, "verifying: %s of %s inputs (%d%%), %s elapsed, about %s left\n", with_commas(double(done)).c_str(),
+               with_commas(double(total)).c_str(), int(100 * fraction), minutes_seconds(elapsed).c_str(), left.c_str());
   std::fflush(stderr);
 }
 

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "runtime/flops.hpp"
+#include "runtime/model_report.hpp"
+#include "runtime/safetensors.hpp"
 #include "runtime/residual_trace.hpp"
 #include "support/diagnostics.hpp"
 
@@ -317,27 +319,11 @@ std::string pattern_line(const char* name, const nlohmann::json& pattern) {
 
 }  // namespace
 
-std::string describe_verification(const nlohmann::json& v) {
-  if (!v.is_object() || !v.contains("inputs_checked")) return "";
-  char worst[64] = "";
-  if (v.contains("min_logit_margin") && v["min_logit_margin"].is_number())
-    std::snprintf(worst, sizeof worst, ", minimum logit margin %.2f", v["min_logit_margin"].get<double>());
-  if (v.contains("worst_numerical_error") && v["worst_numerical_error"].is_number())
-    std::snprintf(worst, sizeof worst, ", worst numerical error %.3g", v["worst_numerical_error"].get<double>());
-  std::ostringstream out;
-  out << v["inputs_checked"].dump() << " inputs up to length " << v.value("verified_len", nlohmann::json()).dump()
-      << (v.value("exhaustive", false) == true ? " (all of them)" : " (sampled)") << ", "
-      << v.value("mismatches", nlohmann::json()).dump() << " mismatches" << worst;
-  return out.str();
-}
-
 nlohmann::json model_summary(const Model& model) {
   const ModelConfig& c = model.config;
   nlohmann::json s;
-  s["config"] = {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"d_head", c.d_head()},
-                 {"n_inner", c.n_inner}, {"n_positions", c.n_positions}, {"vocab_size", c.vocab_size},
-                 {"causal", c.causal}, {"layer_norm", c.layer_norm},
-                 {"activation", c.activation == Activation::Gelu ? "gelu" : "relu"}};
+  s["config"] = config_to_json(c);
+  s["config"]["d_head"] = c.d_head();
   s["parameters"] = parameter_count(c);
   s["flops_per_token"] = flops_per_token(c, c.n_positions);
   s["vocabulary"] = model.vocab;
@@ -380,11 +366,7 @@ nlohmann::json model_summary(const Model& model) {
 std::string format_model_summary(const nlohmann::json& s) {
   std::ostringstream out;
   const nlohmann::json& c = s["config"];
-  out << "config: " << c["n_layer"] << " layer" << (c["n_layer"] == 1 ? "" : "s") << ", " << c["n_head"] << " head"
-      << (c["n_head"] == 1 ? "" : "s") << ", n_embd " << c["n_embd"] << " (d_head " << c["d_head"] << "), MLP "
-      << c["n_inner"] << ", positions " << c["n_positions"] << ", vocabulary " << c["vocab_size"] << ", "
-      << (c["causal"] == true ? "causal" : "bidirectional") << ", LayerNorm " << (c["layer_norm"] == true ? "on" : "off")
-      << ", " << c["activation"].get<std::string>() << "\n";
+  out << "config: " << describe_config(c) << "\n";
   char flops[64];
   std::snprintf(flops, sizeof flops, "%.0f", s["flops_per_token"].get<double>());
   out << "parameters: " << s["parameters"] << "; FLOPs per token: " << flops << " (at " << c["n_positions"]
@@ -411,8 +393,7 @@ std::string format_model_summary(const nlohmann::json& s) {
       out << pattern_line("W_in", layer["mlp"]["in"]) << pattern_line("W_out", layer["mlp"]["out"]);
     }
   }
-  if (std::string verified = describe_verification(s["verification"]); !verified.empty())
-    out << "verification: " << verified << "\n";
+  out << describe_verification(s["verification"]);
   if (s["training"].is_object() && s["training"].contains("result") && s["training"]["result"].is_object()) {
     std::string line = "training:";
     for (const auto& [key, value] : s["training"]["result"].items())

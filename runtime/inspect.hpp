@@ -19,9 +19,6 @@ std::string describe_model(const Model& model);
 // (the s-op and selector each computes, from the compiler's metadata) and MLP units, with the
 // rows and columns of W_QK, W_OV, W_in and W_out that are not all zero.
 nlohmann::json model_summary(const Model& model);
-// A compiler's verification report (metadata["compile"]) in one line: "5460 inputs up to length 6
-// (all of them), 0 mismatches, minimum logit margin 45.00"; "" when there is none.
-std::string describe_verification(const nlohmann::json& report);
 // The same as text that fits a screen: long label lists are cut ("... 12 more").
 std::string format_model_summary(const nlohmann::json& summary);
 

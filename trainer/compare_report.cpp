@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "runtime/safetensors.hpp"
 #include "support/svg_plot.hpp"
 #include "trainer/compare.hpp"
 
@@ -180,9 +181,7 @@ nlohmann::json comparison_json(const CompareResult& r) {
       arms.push_back(j);
       continue;
     }
-    j["config"] = {{"n_layer", a.config.n_layer}, {"n_head", a.config.n_head}, {"n_embd", a.config.n_embd},
-                   {"n_inner", a.config.n_inner}, {"n_positions", a.config.n_positions},
-                   {"vocab_size", a.config.vocab_size}};
+    j["config"] = config_to_json(a.config);
     j["parameters"] = a.parameters;
     j["flops_per_token"] = a.flops_per_token;
     auto eval_json = [](const Evaluation& e) {

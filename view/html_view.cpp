@@ -7,6 +7,8 @@
 
 #include "runtime/flops.hpp"
 #include "runtime/inspect.hpp"
+#include "runtime/model_report.hpp"
+#include "runtime/safetensors.hpp"
 #include "view/heatmap.hpp"
 
 namespace raspc {
@@ -61,17 +63,11 @@ std::string summary_html(const Model& model, const std::string& title) {
     out << "<tr><td>" << html_escape(key) << "</td><td>" << html_escape(value) << "</td></tr>";
   };
   row("model", title);
-  auto count = [](int n, const std::string& what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
-  row("config", count(c.n_layer, "layer") + ", " + count(c.n_head, "head") + ", n_embd " +
-                    std::to_string(c.n_embd) + " (d_head " + std::to_string(c.d_head()) + "), MLP " +
-                    std::to_string(c.n_inner) + ", vocabulary " + std::to_string(c.vocab_size) + ", positions " +
-                    std::to_string(c.n_positions) + ", " + (c.causal ? "causal" : "bidirectional") + ", LayerNorm " +
-                    (c.layer_norm ? "on" : "off") + ", " + (c.activation == Activation::Gelu ? "GELU" : "ReLU"));
+  row("config", describe_config(config_to_json(c)));
   row("parameters", std::to_string(parameter_count(c)));
   row("FLOPs per token", std::string(flops) + " (at " + std::to_string(c.n_positions) + " positions)");
   if (model.metadata.contains("compile"))
-    if (std::string verified = describe_verification(model.metadata["compile"]); !verified.empty())
-      row("verification", verified);
+    for (const auto& [heading, text] : verification_lines(model.metadata["compile"])) row(heading, text);
   const nlohmann::json trainer = model.metadata.is_object() ? model.metadata.value("trainer", nlohmann::json()) : nlohmann::json();
   if (trainer.is_object() && trainer.contains("result") && trainer["result"].is_object())
     for (const auto& [key, value] : trainer["result"].items())

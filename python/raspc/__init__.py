@@ -274,7 +274,8 @@ class Model:
 
     @property
     def report(self):
-        """The compiler's report (layers, heads, parameters, verification), as a dict."""
+        """The compiler's report as a dict: the object `raspc compile --json` prints (docs/json.md);
+        a model loaded from a file has the part the file keeps."""
         return self._native.report
 
     @property

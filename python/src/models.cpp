@@ -48,20 +48,9 @@ py::object json_to_python(const nlohmann::json& json) {
   return py::module_::import("json").attr("loads")(json.dump());
 }
 
-// The report the compiler stores in the model (metadata["compile"]) and what only the report
-// itself holds: the first mismatch and undefined input, the lengths checked, the times.
-py::dict report_to_python(const Model& model, const CompileReport& r) {
-  py::dict d = json_to_python(model.metadata.value("compile", nlohmann::json::object()));
-  d["first_mismatch"] = r.first_mismatch;
-  d["first_undefined"] = r.first_undefined;
-  d["exhaustive_len"] = r.exhaustive_len;
-  d["samples_per_length"] = r.samples_per_length;
-  d["checked_by_length"] = r.checked_by_length;
-  d["numerical_output"] = r.numerical_output;
-  d["compile_ms"] = r.compile_ms;
-  d["verify_ms"] = r.verify_ms;
-  return d;
-}
+// The compiler's report, the same object `raspc compile --json` prints (compiler/compile.hpp's
+// report_json; a loaded model has the part its file stores).
+py::dict report_to_python(const CompileReport& r) { return json_to_python(report_json(r)); }
 
 // A sequence as Python gives it: a str in the CLI's --input form, or a list (or tuple) of tokens,
 // each taken as one token as it is: never joined into text and parsed again, so a token holding
@@ -251,7 +240,7 @@ void bind_models(py::module_& module) {
       .def_property_readonly("residual_labels", [](const PyModel& m) { return m.model.residual_labels; })
       .def_property_readonly("report",
                              [](const PyModel& m) -> py::object {
-                               if (m.report) return report_to_python(m.model, *m.report);
+                               if (m.report) return report_to_python(*m.report);
                                if (m.model.metadata.contains("compile")) return json_to_python(m.model.metadata["compile"]);
                                return py::none();
                              })

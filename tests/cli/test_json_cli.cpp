@@ -30,43 +30,52 @@ bool strings(const json& array) {
   return true;
 }
 
-// The compile report's schema (docs/json.md, `raspc compile --json`).
+// The compile report's schema (docs/json.md, `raspc compile --json`): the report's one JSON, as
+// Python's Model.report has it, with the program and the files written.
 void check_compile_report(const json& j, bool verified) {
-  CHECK(keys(j) == std::set<std::string>{"program", "model", "parameters", "flops_per_token", "numerical_output",
-                                         "compile_ms", "verification", "written"});
-  CHECK(keys(j["model"]) == std::set<std::string>{"n_layer", "n_head", "n_embd", "n_inner", "n_positions", "vocab_size",
-                                                  "causal", "layer_norm", "activation"});
+  std::set<std::string> expected{"program",          "written",         "config",           "layers",
+                                 "heads",            "n_embd",          "n_inner",          "parameters",
+                                 "flops_per_token",  "numerical_output", "verified",        "inputs_checked",
+                                 "mismatches",       "undefined_inputs", "verified_len",    "exhaustive",
+                                 "exhaustive_len",   "samples_per_length", "checked_by_length", "first_mismatch",
+                                 "first_departure",  "first_undefined", "estimated_verify_inputs",
+                                 "estimated_verify_seconds", "compile_ms", "verify_ms"};
+  // Exactly one of the two figures, as the output is numerical or categorical.
+  expected.insert(j["numerical_output"] == true ? "worst_numerical_error" : "min_logit_margin");
+  std::set<std::string> found = keys(j);
+  found.erase("numerical_selector_margin");  // with numerical selectors only, both together
+  found.erase("numerical_selector_rounding");
+  CHECK(found == expected);
+  CHECK(keys(j["config"]) == std::set<std::string>{"n_layer", "n_head", "n_embd", "n_inner", "n_positions",
+                                                   "vocab_size", "causal", "layer_norm", "activation"});
   for (const char* count : {"n_layer", "n_head", "n_embd", "n_inner", "n_positions", "vocab_size"})
-    CHECK(j["model"][count].is_number_integer());
-  CHECK(j["model"]["causal"].is_boolean());
-  CHECK(j["model"]["layer_norm"].is_boolean());
-  CHECK(j["model"]["activation"].is_string());
+    CHECK(j["config"][count].is_number_integer());
+  CHECK(j["config"]["causal"].is_boolean());
+  CHECK(j["config"]["layer_norm"].is_boolean());
+  CHECK(j["config"]["activation"].is_string());
+  CHECK(j["layers"] == j["config"]["n_layer"]);
   CHECK(j["parameters"].is_number_integer());
   CHECK(j["flops_per_token"].is_number());
   CHECK(j["numerical_output"].is_boolean());
-  CHECK(j["compile_ms"].is_number());
   CHECK(j["compile_ms"].get<double>() > 0);
   CHECK(strings(j["written"]));
-  if (!verified) {
-    CHECK(j["verification"].is_null());
-    return;
-  }
-  const json& v = j["verification"];
-  CHECK(keys(v) == std::set<std::string>{"inputs_checked", "mismatches", "undefined_inputs", "exhaustive", "verified_len",
-                                         "exhaustive_len", "samples_per_length", "min_logit_margin",
-                                         "worst_numerical_error", "first_mismatch", "first_undefined", "verify_ms",
-                                         "estimated_seconds"});
-  CHECK(v["verify_ms"].get<double>() > 0);
-  CHECK(v["estimated_seconds"].get<double>() > 0);
+  CHECK(j["verified"] == verified);
   for (const char* count : {"inputs_checked", "mismatches", "undefined_inputs", "verified_len", "exhaustive_len",
                             "samples_per_length"})
-    CHECK(v[count].is_number_integer());
-  CHECK(v["exhaustive"].is_boolean());
-  CHECK((v["first_mismatch"].is_null() || v["first_mismatch"].is_string()));
-  CHECK((v["first_undefined"].is_null() || v["first_undefined"].is_string()));
-  // Exactly one of the two figures, as the output is categorical or numerical.
-  CHECK(v["min_logit_margin"].is_null() == j["numerical_output"].get<bool>());
-  CHECK(v["worst_numerical_error"].is_null() == !j["numerical_output"].get<bool>());
+    CHECK(j[count].is_number_integer());
+  CHECK(j["exhaustive"].is_boolean());
+  CHECK(j["checked_by_length"].is_array());
+  for (const char* text : {"first_mismatch", "first_departure", "first_undefined"})
+    CHECK((j[text].is_null() || j[text].is_string()));
+  if (!verified) {
+    CHECK(j["inputs_checked"] == 0);
+    CHECK(j["verify_ms"] == 0);
+    CHECK(j["estimated_verify_seconds"] == 0);
+    return;
+  }
+  CHECK(j["verify_ms"].get<double>() > 0);
+  CHECK(j["estimated_verify_seconds"].get<double>() > 0);
+  CHECK(j["checked_by_length"].size() == j["verified_len"].get<size_t>() + 1);
 }
 
 }  // namespace
@@ -96,12 +105,13 @@ TEST_CASE("json: compile prints the report, the files written, and nothing else 
   check_compile_report(j, true);
   CHECK(j["program"] == "programs/hist.rasp");
   CHECK(j["written"] == json({"hist.safetensors"}));
-  CHECK(j["model"]["n_layer"] == 1);
-  CHECK(j["model"]["n_positions"] == 5);
-  CHECK(j["model"]["activation"] == "gelu");
-  CHECK(j["verification"]["inputs_checked"] == 340);  // 4 + 16 + 64 + 256
-  CHECK(j["verification"]["mismatches"] == 0);
-  CHECK(j["verification"]["exhaustive"] == true);
+  CHECK(j["config"]["n_layer"] == 1);
+  CHECK(j["config"]["n_positions"] == 5);
+  CHECK(j["config"]["activation"] == "gelu");
+  CHECK(j["inputs_checked"] == 340);  // 4 + 16 + 64 + 256
+  CHECK(j["checked_by_length"] == json({0, 4, 16, 64, 256}));
+  CHECK(j["mismatches"] == 0);
+  CHECK(j["exhaustive"] == true);
 
   Result unverified = raspc_cli("compile programs/frac_prevs.rasp --causal --max-len 4 --no-verify --json");
   CHECK(unverified.code == 0);

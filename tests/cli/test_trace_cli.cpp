@@ -120,7 +120,7 @@ TEST_CASE("inspect summarises aab in a screen") {
   CHECK(r.code == 0);
   CHECK(r.out ==
         "model: aab.safetensors\n"
-        "config: 1 layer, 1 head, n_embd 17 (d_head 17), MLP 4, positions 7, vocabulary 3, causal, LayerNorm on, gelu\n"
+        "config: 1 layer, 1 head, n_embd 17 (d_head 17), MLP 4, vocabulary 3, positions 7 (BOS included), LayerNorm, GELU, causal\n"
         "parameters: 1653; FLOPs per token: 3804 (at 7 positions)\n"
         "vocabulary: <bos> a b (BOS <bos>)\n"
         "residual (17): one bos pad zero tokens:a tokens:b indices.x indices.-x indices.x2 indices.-x2 indices.y ... 6 more\n"
@@ -139,7 +139,7 @@ TEST_CASE("inspect summarises aab in a screen") {
         "    W_out: 4 of 4 rows x 2 of 17 columns not all zero\n"
         "      rows: previous=_ tokens=a,previous=a tokens=b,previous=a previous=b\n"
         "      columns: next_token:a next_token:b\n"
-        "verification: 126 inputs up to length 6 (all of them), 0 mismatches, minimum logit margin 40.00\n"
+        "verification: 126 inputs (every input up to length 6), 0 mismatches, minimum logit margin 40.00\n"
         "(every matrix: --all, or --tensor NAME; all-zero rows and columns are left out unless --dense)\n");
   CommandResult json = raspc_cli("inspect " + model + " --json");
   CHECK(json.code == 0);
@@ -194,5 +194,5 @@ TEST_CASE("view compiles a program first and writes its page") {
   r = raspc_cli("view '" RASPC_SOURCE_DIR "/programs/aab.rasp' --input aab -o aab.html");
   CHECK(r.code == 0);
   const std::string causal = raspc::testing::slurp(raspc::testing::scratch_folder() / "aab.html");
-  CHECK(causal.find("positions 4, causal, LayerNorm on") != std::string::npos);
+  CHECK(causal.find("positions 4 (BOS included), LayerNorm, GELU, causal") != std::string::npos);
 }

@@ -94,6 +94,9 @@ def test_compile_takes_the_vocabulary_and_options():
     assert model.vocab == ["<bos>", "x", "y", "z", "0"]
     assert model.run("xyz") == ["z", "y", "x"]
     assert model.report["verified_len"] == 3 and model.report["exhaustive"] is True
+    # The report is the object `raspc compile --json` prints (docs/json.md): the config among it.
+    assert model.report["config"] == model.config and model.report["verified"] is True
+    assert model.report["checked_by_length"] == [0, 3, 9, 27] and model.report["first_mismatch"] is None
 
 
 def test_a_refusal_is_a_compile_error_with_the_cli_diagnostic(tmp_path):
@@ -191,6 +194,9 @@ def test_save_and_load_round_trip(tmp_path):
     assert loaded.vocab == model.vocab
     assert loaded.residual_labels == model.residual_labels
     assert loaded.report["mismatches"] == 0
+    # The file keeps part of the report, the same values (docs/json.md lists which).
+    assert set(loaded.report) < set(model.report)
+    assert all(model.report[key] == value for key, value in loaded.report.items())
     assert loaded.run([4, 2, 3, 1]) == [1, 2, 3, 4]
     assert sorted(os.listdir(tmp_path)) == ["sort.safetensors"]  # no temp file left behind
 
