@@ -38,7 +38,7 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];
     if (!info.needed) continue;
-    if (program.node(id).kind == NodeKind::SelectorWidth &&
+    if (counts_keys(program.node(id)) &&
         (inference.numbers.of(id) == NumberRole::None || inference.numbers.of(id) == NumberRole::WidthNumber))
       numerics = true;
     if (!program.node(id).is_selector() && info.encoding == Encoding::Numerical && schedule.materialised[id])
@@ -53,7 +53,8 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   }
   bool log_position = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id)
-    log_position = log_position || (inference.info[size_t(id)].needed && program.node(id).width_exceeds_index);
+    log_position = log_position || (inference.info[size_t(id)].needed &&
+                                   is_construction(program.node(id), ConstructionKind::WidthStep));
   if (log_position) {
     for (const char* part : {"position.ln", "position.-ln", "position.y", "position.-y"})
       a.log_position.push_back(add(part));
@@ -77,9 +78,9 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
       a.number[id] = dims;
       if (role == NumberRole::Indices && !inference.numbers.indices_onehot) continue;
     }
-    if (role == NumberRole::WidthNumber && node.kind == NodeKind::SelectorWidth) a.scratch[id] = add(name + ".scratch");
+    if (role == NumberRole::WidthNumber && counts_keys(node)) a.scratch[id] = add(name + ".scratch");
     if (role != NumberRole::None && role != NumberRole::Indices) continue;
-    if (node.kind == NodeKind::SelectorWidth) a.scratch[id] = add(name + ".scratch");
+    if (counts_keys(node)) a.scratch[id] = add(name + ".scratch");
     if (!schedule.materialised[id]) continue;
     if (info.encoding == Encoding::Numerical) {
       a.numeric[id] = add(name);

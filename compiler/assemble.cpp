@@ -178,14 +178,14 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     // A width's scratch holds 1/(w+1) for the w keys selected besides BOS (a split width's part
     // w/(w+Z)), and 0 once erased; a width step holds BOS's weight (i + 1/2)/(i + 1/2 + w), too
     // many values to list.
-    if (scratch && program.node(id).width_exceeds_index) values.push_back("0");
-    else if (scratch && program.node(id).disjoint_part_of >= 0)
+    if (scratch && is_construction(program.node(id), ConstructionKind::WidthStep)) values.push_back("0");
+    else if (scratch && is_construction(program.node(id), ConstructionKind::WidthPart))
       for (int w = 0, z = int(width_bos_weight(program.node(id), max_len)); w <= max_len; ++w)
         values.push_back(w == 0 ? "0" : std::to_string(w) + "/" + std::to_string(z + w));
     else if (scratch)
       for (int w = max_len; w >= -1; --w) values.push_back(w < 0 ? "0" : w == 0 ? "1" : "1/" + std::to_string(w + 1));
     sops.push_back({{"name", program.label(id) + (scratch ? ".scratch" : "")},
-                    {"kind", scratch ? "scratch" : node_kind_name(program.node(id).kind)},
+                    {"kind", scratch ? "scratch" : schema_kind(program.node(id))},
                     {"encoding", numerical ? "numerical" : "categorical"},
                     {"dims", dims},
                     {"values", values},
@@ -210,7 +210,7 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     for (const LoweredHead& head : block.heads) {
       const Node& node = program.node(head.node);
       layer.push_back({{"sop", program.label(head.node)},
-                       {"kind", node_kind_name(node.kind)},
+                       {"kind", schema_kind(node)},
                        {"selector", source_of(program.node(node.inputs.at(0)).span)},
                        {"source", source_of(node.span)}});
     }

@@ -20,8 +20,8 @@ std::string encoding_name(Encoding e) {
 
 }  // namespace
 
-const char* node_kind_name(NodeKind kind) {
-  switch (kind) {
+const char* node_kind_name(const Node& node) {
+  switch (node.kind) {
     case NodeKind::Tokens: return "tokens";
     case NodeKind::Indices: return "indices";
     case NodeKind::Constant: return "constant";
@@ -32,8 +32,15 @@ const char* node_kind_name(NodeKind kind) {
     case NodeKind::SelectAnd: return "and";
     case NodeKind::SelectOr: return "or";
     case NodeKind::SelectNot: return "not";
+    case NodeKind::Construction: return node.construction->kind_name();
   }
   return "?";
+}
+
+const char* schema_kind(const Node& node) {
+  // A width step or part is a head that counts keys, as a selector_width's is.
+  if (construction_of(node) != nullptr && counts_keys(node)) return "selector_width";
+  return node_kind_name(node);
 }
 
 std::string dump_program(const Program& program, const std::string& title) {
@@ -41,7 +48,7 @@ std::string dump_program(const Program& program, const std::string& title) {
   out << "# " << title << ": " << program.nodes.size() << " nodes, output " << program.label(program.output) << "\n";
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const Node& node = program.node(id);
-    out << "%" << id << " " << program.label(id) << " = " << node_kind_name(node.kind);
+    out << "%" << id << " " << program.label(id) << " = " << node_kind_name(node);
     if (node.kind == NodeKind::Constant) out << " " << to_source(node.constant);
     out << "(";
     for (size_t i = 0; i < node.inputs.size(); ++i) out << (i ? ", " : "") << "%" << node.inputs[i];
@@ -84,9 +91,9 @@ std::string dump_schedule(const Program& program, const Schedule& schedule) {
       for (size_t i = 0; i < job.inputs.size(); ++i) {
         out << (i ? ", " : "") << program.label(job.inputs[i]);
         if (job.reads[i] == ReadKind::Scratch)
-          out << (program.node(job.inputs[i]).width_exceeds_index        ? " as BOS's weight"
-                  : program.node(job.inputs[i]).disjoint_part_of >= 0 ? " as w/(w+Z)"
-                                                                      : " as 1/(w+1)");
+          out << (is_construction(program.node(job.inputs[i]), ConstructionKind::WidthStep)   ? " as BOS's weight"
+                  : is_construction(program.node(job.inputs[i]), ConstructionKind::WidthPart) ? " as w/(w+Z)"
+                                                                                              : " as 1/(w+1)");
         if (job.reads[i] == ReadKind::Numeric) out << " numeric";
       }
       out << ")" << (job.projected() ? " projected" : "");

@@ -102,7 +102,7 @@ class Inferrer {
     const Node& node = program_.node(id);
     int m = 0;
     for (NodeId in : node.inputs) m = std::max(m, depth(in));
-    d = (node.kind == NodeKind::Aggregate || node.kind == NodeKind::SelectorWidth) ? m + 1 : m;
+    d = (node.kind == NodeKind::Aggregate || counts_keys(node)) ? m + 1 : m;
     return d;
   }
 
@@ -134,8 +134,9 @@ class Inferrer {
     std::map<int, size_t> group_of;
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       const Node& node = program_.node(id);
-      if (!info(id).needed || node.kind != NodeKind::SelectorWidth || node.disjoint_part_of < 0) continue;
-      auto [it, fresh] = group_of.emplace(node.disjoint_part_of, result_.disjoint_widths.size());
+      if (!info(id).needed || !is_construction(node, ConstructionKind::WidthPart)) continue;
+      const int whole = static_cast<const WidthPart&>(*node.construction).part_of;
+      auto [it, fresh] = group_of.emplace(whole, result_.disjoint_widths.size());
       if (fresh) {
         DisjointWidths group;
         for (int p = 0; p < options_.max_len; ++p)
@@ -262,35 +263,21 @@ class Inferrer {
         break;
       case NodeKind::Elementwise: infer_elementwise(id); break;
       case NodeKind::Aggregate: infer_aggregate(id); break;
-      case NodeKind::SelectorWidth: {
-        if (node.width_exceeds_index) {
-          out.values = {Value::of_bool(false), Value::of_bool(true)};
-          out.encoding = Encoding::Categorical;
-          out.why = std::string(node.index_at_least ? "indices >= selector_width" : "indices < selector_width") +
-                    ", one head and one step at any length: BOS, scoring ln(i + 1/2) above the keys, holds less "
-                    "than half the attention exactly where the width exceeds the index";
-          break;
+      case NodeKind::SelectorWidth: infer_width(id); break;
+      case NodeKind::Construction:
+        switch (construction_of(node)->kind) {
+          case ConstructionKind::WidthStep:
+            out.values = {Value::of_bool(false), Value::of_bool(true)};
+            out.encoding = Encoding::Categorical;
+            out.why = std::string(static_cast<const WidthStep&>(*node.construction).index_at_least
+                                      ? "indices >= selector_width"
+                                      : "indices < selector_width") +
+                      ", one head and one step at any length: BOS, scoring ln(i + 1/2) above the keys, holds less "
+                      "than half the attention exactly where the width exceeds the index";
+            break;
+          case ConstructionKind::WidthPart: infer_width(id); break;
         }
-        std::vector<std::vector<int>> widths = widths_by_position(node.inputs[0]);
-        std::vector<uint8_t> possible(size_t(n) + 1, widths.empty());
-        for (const std::vector<int>& at : widths) {
-          out.by_position.emplace_back();
-          for (int w : at) out.by_position.back().push_back(Value::of_int(w)), possible[size_t(w)] = 1;
-        }
-        for (int i = 0; i <= n; ++i)
-          if (possible[size_t(i)]) out.values.push_back(Value::of_int(i));
-        out.encoding = Encoding::Categorical;
-        out.why = "selector_width: categorical 0.." + std::to_string(n) + ", read from BOS's attention weight 1/(w+1)";
-        if (node.disjoint_part_of >= 0)
-          out.why = "selector_width: categorical 0.." + std::to_string(n) +
-                    ", a part of a split width, read from its keys' attention weight w/(w+Z), BOS weighing as Z = " +
-                    std::to_string(int64_t(width_bos_weight(node, n))) + " of them";
-        if (result_.numbers.of(id) == NumberRole::WidthNumber)
-          out.why = "selector_width: 0.." + std::to_string(n) + ", " + result_.numbers.why[size_t(id)];
-        else if (result_.numbers.of(id) != NumberRole::None)
-          out.why = "length: " + result_.numbers.why[size_t(id)];
         break;
-      }
       case NodeKind::Select: infer_select(id); break;
       case NodeKind::SelectAnd:
         out.at_most_one = info(node.inputs[0]).at_most_one || info(node.inputs[1]).at_most_one;
@@ -309,6 +296,32 @@ class Inferrer {
     if (out.encoding == Encoding::Categorical && out.values.size() > kValueSetLimit)
       refuse_large(node, out.values.size(), "categorical s-op");
     set_bounds(out);
+  }
+
+  // A count of selected keys (a selector_width, a width part): 0..n, by position where the
+  // selector depends on positions only.
+  void infer_width(NodeId id) {
+    const Node& node = program_.node(id);
+    SopInfo& out = info(id);
+    const int n = options_.max_len;
+    std::vector<std::vector<int>> widths = widths_by_position(node.inputs[0]);
+    std::vector<uint8_t> possible(size_t(n) + 1, widths.empty());
+    for (const std::vector<int>& at : widths) {
+      out.by_position.emplace_back();
+      for (int w : at) out.by_position.back().push_back(Value::of_int(w)), possible[size_t(w)] = 1;
+    }
+    for (int i = 0; i <= n; ++i)
+      if (possible[size_t(i)]) out.values.push_back(Value::of_int(i));
+    out.encoding = Encoding::Categorical;
+    out.why = "selector_width: categorical 0.." + std::to_string(n) + ", read from BOS's attention weight 1/(w+1)";
+    if (is_construction(node, ConstructionKind::WidthPart))
+      out.why = "selector_width: categorical 0.." + std::to_string(n) +
+                ", a part of a split width, read from its keys' attention weight w/(w+Z), BOS weighing as Z = " +
+                std::to_string(int64_t(width_bos_weight(node, n))) + " of them";
+    if (result_.numbers.of(id) == NumberRole::WidthNumber)
+      out.why = "selector_width: 0.." + std::to_string(n) + ", " + result_.numbers.why[size_t(id)];
+    else if (result_.numbers.of(id) != NumberRole::None)
+      out.why = "length: " + result_.numbers.why[size_t(id)];
   }
 
   void infer_select(NodeId id) {
@@ -797,9 +810,12 @@ bool position_invariant(const Program& program, NodeId id, Mode mode, const std:
       for (NodeId s : support_of(program, id, cut))
         if (s == id || !position_invariant(program, s, mode, cut)) return false;
       return true;
+    case NodeKind::Construction:
+      if (!holds_count(node)) return false;  // a width step compares its count with the index
+      [[fallthrough]];
     case NodeKind::Aggregate:
     case NodeKind::SelectorWidth:
-      return mode == Mode::Bidirectional && !node.width_exceeds_index && queries_are_constant(program, node.inputs[0]);
+      return mode == Mode::Bidirectional && queries_are_constant(program, node.inputs[0]);
     default: return false;
   }
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compiler/compile.hpp"
+#include "compiler/constructions/construction.hpp"
 #include "language/program.hpp"
 
 namespace raspc {
@@ -328,8 +329,8 @@ NodeId comparison_source(const Program& program, const Inference& inference, Nod
 // (count_sorts.cpp), its comparisons width steps. Bidirectional only. Unchanged when nothing applies.
 bool count_sorts(Program& program, const Inference& inference, const CompileOptions& options);
 // `indices < selector_width(s)` (and `w > indices`, and the negations `>=`, `<=`) becomes a
-// SelectorWidth marked width_exceeds_index (and index_at_least for the negations): one head and one
-// MLP step at any length (width_steps.cpp). Before inference. Unchanged when nothing applies.
+// WidthStep node (constructions/construction.hpp): one head and one MLP step at any length
+// (width_steps.cpp). Before inference. Unchanged when nothing applies.
 bool width_steps(Program& program);
 
 // A selector conjunct that combines comparisons reading several s-ops on one side with `or` or
@@ -541,8 +542,11 @@ void verify(const Program& source, const Program& program, const Inference& infe
 
 // Text forms for --dump-after and --explain.
 std::string dump_inference(const Program& program, const Inference& inference);
-// A node kind as the dumps and the model's s-op metadata name it ("map", "aggregate", ...).
-const char* node_kind_name(NodeKind kind);
+// A node's kind as the dumps name it ("map", "aggregate", "width_step", ...).
+const char* node_kind_name(const Node& node);
+// Its kind as the model's s-op and head metadata name it (runtime/residual_trace.hpp's schema:
+// a width step or part is a "selector_width").
+const char* schema_kind(const Node& node);
 // The program's nodes, under "# TITLE: " (the pass that made it).
 std::string dump_program(const Program& program, const std::string& title = "program");
 std::string dump_schedule(const Program& program, const Schedule& schedule);

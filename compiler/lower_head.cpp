@@ -338,9 +338,8 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   std::vector<Term> terms = selector_terms(ctx, node.inputs[0], G, -1, m);
   // BOS as a key: exactly B for every query; for a split width's part ln Z more, so that it weighs
   // as Z selected keys (scratch_level; Z is 1, ln Z 0, for every other head).
-  double B = (node.kind == NodeKind::SelectorWidth ? m * G : (m - 0.5) * G) +
-             std::log(width_bos_weight(node, ctx.options.max_len));
-  if (!node.width_exceeds_index) return {terms, ctx.unit(one, B), {}};
+  double B = (counts_keys(node) ? m * G : (m - 0.5) * G) + std::log(width_bos_weight(node, ctx.options.max_len));
+  if (!is_construction(node, ConstructionKind::WidthStep)) return {terms, ctx.unit(one, B), {}};
   // A width step (width_steps.cpp): BOS scores ln(i + 1/2) above a selected key, so it weighs as i + 1/2
   // of them and holds less than half the attention exactly where more than i keys are selected.
   const std::vector<int>& ln = ctx.allocation.log_position;
@@ -381,7 +380,7 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
   std::vector<LoweredHead> lowered;
   for (NodeId id : heads) {
     const Node& node = program.node(id);
-    bool width = node.kind == NodeKind::SelectorWidth;
+    bool width = counts_keys(node);
     HeadScores scores = head_scores(ctx, id);
     std::vector<Term>& terms = scores.terms;
     int T = int(terms.size());
@@ -445,7 +444,7 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
       }
     } else if (width) {
       // BOS's weight, or (a split width's part) the selected keys' (scratch_level).
-      const bool selected_weight = node.disjoint_part_of >= 0;
+      const bool selected_weight = is_construction(node, ConstructionKind::WidthPart);
       values.push_back(selected_weight ? every_token_but_bos(ctx) : Functional{});
       bos_target.push_back(selected_weight ? 0.0 : 1.0);
       out_dims.push_back(ctx.allocation.scratch.at(id));

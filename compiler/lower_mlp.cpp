@@ -65,7 +65,7 @@ struct GroupTarget {
       NodeId node = job->node;
       const Node& n = ctx.program.node(node);
       Value v;
-      if (n.kind == NodeKind::SelectorWidth) {
+      if (counts_keys(n)) {
         v = assignment[0];
         if (job->erase_scratch) {
           out[ctx.allocation.scratch.at(node)] += -scratch_level(n, ctx.options.max_len, number_of(v));
@@ -483,9 +483,10 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
 // 1/2 - 1/(4(2i + 3/2)), closest to 1/2 at the last index.
 std::vector<std::pair<Value, double>> scratch_levels(const LowerContext& ctx, NodeId width) {
   std::vector<std::pair<Value, double>> levels;
-  if (ctx.program.node(width).width_exceeds_index) {
+  if (is_construction(ctx.program.node(width), ConstructionKind::WidthStep)) {
     const double n = ctx.options.max_len;
-    const bool below = !ctx.program.node(width).index_at_least;  // the value where the width exceeds i
+    // the value where the width exceeds i
+    const bool below = !static_cast<const WidthStep&>(*ctx.program.node(width).construction).index_at_least;
     levels.push_back({Value::of_bool(below), 0.5 / (n + 0.5)});
     levels.push_back({Value::of_bool(below), 0.5 - 0.25 / (2.0 * n - 0.5)});
     levels.push_back({Value::of_bool(!below), 0.5 + 0.25 / (2.0 * n - 1.5)});
@@ -727,7 +728,7 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
   // A width step erases its scratch linearly, in a group of its own: what it holds is not a
   // function of its value.
   auto linear_eraser = [&](const MlpJob& job) {
-    return job.erase_scratch && ctx.program.node(job.node).width_exceeds_index;
+    return job.erase_scratch && is_construction(ctx.program.node(job.node), ConstructionKind::WidthStep);
   };
   std::vector<std::vector<const MlpJob*>> groups;
   for (const MlpJob& job : jobs) {

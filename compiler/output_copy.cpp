@@ -7,9 +7,7 @@ namespace raspc::compiler {
 
 bool copy_output(Program& program, const Inference& inference) {
   const Node& source = program.node(program.output);
-  if (source.kind == NodeKind::Elementwise || source.kind == NodeKind::Aggregate ||
-      source.kind == NodeKind::SelectorWidth)
-    return false;
+  if (source.kind == NodeKind::Elementwise || source.kind == NodeKind::Aggregate || counts_keys(source)) return false;
   Node copy;
   copy.kind = NodeKind::Elementwise;
   copy.op = ElementOp::LookupTable;

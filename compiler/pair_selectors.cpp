@@ -60,7 +60,7 @@ class Pairer {
     for (NodeId id = 0; id < NodeId(in_.nodes.size()); ++id) {
       const Node& node = in_.node(id);
       if (!inference_.info[size_t(id)].needed) continue;
-      if (node.kind != NodeKind::Aggregate && node.kind != NodeKind::SelectorWidth) continue;
+      if (node.kind != NodeKind::Aggregate && !counts_keys(node)) continue;
       std::vector<NodeId> conjuncts;
       flatten_selector(in_, node.inputs[0], NodeKind::SelectAnd, conjuncts);
       for (NodeId part : conjuncts)

@@ -256,13 +256,10 @@ class Planner {
 
   bool is_length(NodeId id) const {
     const Node& node = program_.node(id);
-    return node.kind == NodeKind::SelectorWidth && !node.width_exceeds_index && always_true(program_, node.inputs[0]);
+    return holds_count(node) && always_true(program_, node.inputs[0]);
   }
-  // A selector width that holds a number (a width step, width_steps.cpp, holds a boolean).
-  bool is_counting_width(NodeId id) const {
-    const Node& node = program_.node(id);
-    return node.kind == NodeKind::SelectorWidth && !node.width_exceeds_index;
-  }
+  // A selector width or part, which holds a number (a width step holds a boolean).
+  bool is_counting_width(NodeId id) const { return holds_count(program_.node(id)); }
 
   std::vector<NodeId> lengths_in(NodeId side) const {
     std::vector<NodeId> out;
@@ -325,7 +322,7 @@ class Planner {
   // than one width's, and float32 loses the square already at max length 12 (measured).
   bool is_counted_key(NodeId side) const {
     const Node& node = program_.node(side);
-    if (node.kind == NodeKind::SelectorWidth) return is_counting_width(side) && !is_length(side);
+    if (counts_keys(node)) return is_counting_width(side) && !is_length(side);
     if (node.kind != NodeKind::Elementwise || node.annotation != Encoding::Unspecified) return false;
     std::vector<NodeId> support = support_of(program_, side);
     return support.size() == 1 && is_counting_width(support[0]) && !is_length(support[0]);
@@ -343,7 +340,7 @@ class Planner {
   // where the map is undefined.
   std::vector<double> computed_key_values(NodeId side) const {
     std::vector<double> out;
-    const bool is_width = program_.node(side).kind == NodeKind::SelectorWidth;
+    const bool is_width = counts_keys(program_.node(side));
     std::vector<NodeId> support = is_width ? std::vector<NodeId>{side} : support_of(program_, side);
     for (int w = 0; w <= n_; ++w) {
       Value v;

@@ -38,6 +38,9 @@ class Scheduler {
           s_.materialised[id] = 1;
           s_.why[id] = "embedding";
           break;
+        case NodeKind::Construction:
+          if (!counts_keys(node)) break;  // (every construction so far is a width head)
+          [[fallthrough]];
         case NodeKind::SelectorWidth:
           if (role(id) == NumberRole::CausalLength) {
             s_.block_of[id] = 0;
@@ -57,7 +60,7 @@ class Scheduler {
     // read as one, and (under LayerNorm) erases the scratch value so later LayerNorms see only
     // one-hot values.
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
-      if (!inference_.info[size_t(id)].needed || program_.node(id).kind != NodeKind::SelectorWidth) continue;
+      if (!inference_.info[size_t(id)].needed || !counts_keys(program_.node(id))) continue;
       // `length` as a number: no scratch value, no MLP; a width read as a number: its MLP writes
       // the number group instead of the one-hot.
       if (role(id) != NumberRole::None && role(id) != NumberRole::WidthNumber) continue;
@@ -104,7 +107,7 @@ class Scheduler {
       bool number = role(id) == NumberRole::WidthNumber && node.kind == NodeKind::Elementwise;
       if ((inference_.cut[size_t(id)] || tuple || number) && inference_.info[size_t(id)].needed) s_.materialised[id] = 1;
     }
-    if (program_.node(out).kind == NodeKind::SelectorWidth) onehot_needed_[out] = 1;
+    if (counts_keys(program_.node(out))) onehot_needed_[out] = 1;
     // A width read as a number is written by its MLP as well (its number group where the one-hot
     // would be), so it is ready, like a one-hot, after that MLP.
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id)
@@ -124,11 +127,11 @@ class Scheduler {
 
   void mark_head_side(NodeId side) {
     const Node& node = program_.node(side);
-    if (node.kind == NodeKind::SelectorWidth) onehot_needed_[side] = 1;
+    if (counts_keys(node)) onehot_needed_[side] = 1;
     if (node.kind != NodeKind::Elementwise) return;
     if (foldable(side)) {
       NodeId source = support_of(program_, side, &inference_.cut)[0];
-      if (program_.node(source).kind == NodeKind::SelectorWidth) onehot_needed_[source] = 1;
+      if (counts_keys(program_.node(source))) onehot_needed_[source] = 1;
     } else {
       s_.materialised[side] = 1;
     }
@@ -139,6 +142,9 @@ class Scheduler {
     const Node& node = program_.node(side);
     switch (node.kind) {
       case NodeKind::Constant: return 0;
+      case NodeKind::Construction:
+        if (!counts_keys(node)) return s_.ready[side];
+        [[fallthrough]];
       case NodeKind::SelectorWidth:
         return role(side) != NumberRole::None && role(side) != NumberRole::WidthNumber ? s_.ready[side]
                                                                                       : 2 * s_.block_of[side];
@@ -172,7 +178,7 @@ class Scheduler {
     for (NodeId side : sides) t = std::max(t, head_ready(side));
     int b = (t + 1) / 2 + 1;
     s_.block_of[id] = b;
-    s_.ready[id] = node.kind == NodeKind::SelectorWidth && onehot_needed_[id] ? 2 * b : 2 * b - 1;
+    s_.ready[id] = counts_keys(node) && onehot_needed_[id] ? 2 * b : 2 * b - 1;
     s_.blocks = std::max(s_.blocks, b);
     if (s_.heads.size() < size_t(b)) s_.heads.resize(size_t(b));
     s_.heads[size_t(b - 1)].push_back(id);
@@ -191,14 +197,14 @@ class Scheduler {
     auto time_of = [&](size_t i) {
       NodeId s = support[i];
       if (reads[i] == ReadKind::Scratch) return 2 * s_.block_of[s] - 1;
-      if (program_.node(s).kind == NodeKind::SelectorWidth) return 2 * s_.block_of[s];
+      if (counts_keys(program_.node(s))) return 2 * s_.block_of[s];
       return s_.ready[s];
     };
     int numeric_reads = 0;
     for (size_t i = 0; i < support.size(); ++i) {
       NodeId s = support[i];
       // A width step holds BOS's weight, not 1/(w+1): only its own MLP reads that.
-      if (program_.node(s).kind == NodeKind::SelectorWidth && !program_.node(s).width_exceeds_index)
+      if (holds_count(program_.node(s)))
         reads[i] = ReadKind::Scratch, ++numeric_reads;
       else if (encoding(s) == Encoding::Numerical) reads[i] = ReadKind::Numeric, ++numeric_reads;
     }
@@ -222,7 +228,7 @@ class Scheduler {
     for (size_t i = 0; i < support.size(); ++i) t = std::max(t, time_of(i));
     b = t / 2 + 1;
     for (size_t i = 0; i < support.size(); ++i)
-      if (reads[i] == ReadKind::OneHot && program_.node(support[i]).kind == NodeKind::SelectorWidth)
+      if (reads[i] == ReadKind::OneHot && counts_keys(program_.node(support[i])))
         onehot_needed_[support[i]] = 1;
     s_.block_of[id] = b;
     s_.ready[id] = 2 * b;

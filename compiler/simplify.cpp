@@ -48,6 +48,8 @@ std::string node_key(const Node& node, const std::vector<NodeId>& inputs) {
       break;
     case NodeKind::Aggregate: key += value_key(node.default_value); break;
     case NodeKind::Select: key += std::to_string(int(node.comparison)); break;
+    // A width step and the width it compares read the same selector: their kinds tell them apart.
+    case NodeKind::Construction: key += std::string(node.construction->kind_name()) + "|" + node.construction->key(); break;
     default: break;
   }
   return key;

@@ -6,6 +6,7 @@
 // width is the sum of the parts' widths: two heads in the same block, and a map adding them.
 #include <algorithm>
 
+#include "compiler/constructions/construction.hpp"
 #include "compiler/ir.hpp"
 
 namespace raspc::compiler {
@@ -86,28 +87,27 @@ std::vector<NodeId> split_of(const Program& program, const Inference& inference,
 }  // namespace
 
 double width_bos_weight(const Node& width, int max_len) {
-  if (width.disjoint_part_of < 0) return 1.0;
+  if (!is_construction(width, ConstructionKind::WidthPart)) return 1.0;
   const double n = std::max(1, max_len);
   return 4.0 * n * n;
 }
 
 double scratch_level(const Node& width, int max_len, double w) {
-  if (width.disjoint_part_of < 0) return 1.0 / (w + 1.0);
+  if (!is_construction(width, ConstructionKind::WidthPart)) return 1.0 / (w + 1.0);
   return w / (w + width_bos_weight(width, max_len));
 }
 
 double width_match_score(const Node& width, double selection_score) {
-  return width.disjoint_part_of >= 0 ? 0.5 * selection_score - 8.0 : selection_score;
+  return is_construction(width, ConstructionKind::WidthPart) ? 0.5 * selection_score - 8.0 : selection_score;
 }
 
 bool split_disjoint_widths(Program& program, const Inference& inference) {
   std::vector<std::vector<NodeId>> splits(program.nodes.size());
   bool any = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
-    // A width step compares its width with the index: its parts' sum would not.
-    if (!inference.info[size_t(id)].needed || program.node(id).kind != NodeKind::SelectorWidth ||
-        program.node(id).width_exceeds_index)
-      continue;
+    // Widths only: a width step (a construction of its own) compares its width with the index, and
+    // its parts' sum would not.
+    if (!inference.info[size_t(id)].needed || program.node(id).kind != NodeKind::SelectorWidth) continue;
     splits[size_t(id)] = split_of(program, inference, id);
     any = any || !splits[size_t(id)].empty();
   }
@@ -118,12 +118,10 @@ bool split_disjoint_widths(Program& program, const Inference& inference) {
     NodeId sum = -1;
     int k = 0;
     for (NodeId part : splits[size_t(id)]) {
-      Node width;
-      width.kind = NodeKind::SelectorWidth;
+      Node width = construction_node(std::make_shared<WidthPart>(int(id)));
       width.span = node.span;
       width.name = name + "_" + std::to_string(++k);
       width.inputs = {remap[size_t(part)]};
-      width.disjoint_part_of = int(id);
       NodeId w = push_node(out, std::move(width));
       if (sum < 0) {
         sum = w;

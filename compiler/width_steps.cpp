@@ -7,9 +7,10 @@
 // the width's one-hot of n + 1 values. But the width's head can compare for itself: where BOS
 // scores ln(i + 1/2) above a selected key instead of tying with it, BOS weighs as much as i + 1/2
 // keys, and its attention weight (i + 1/2)/(i + 1/2 + w) is below 1/2 exactly where w > i
-// (`Node::width_exceeds_index`: lower_head.cpp writes the head, lower_mlp.cpp's scratch levels the
+// (a WidthStep node, constructions/construction.hpp: lower_head.cpp writes the head, lower_mlp.cpp's scratch levels the
 // step, docs/long-contexts.md the float32 argument). Counting sorts (count_sorts.cpp) are made of
 // these.
+#include "compiler/constructions/construction.hpp"
 #include "compiler/ir.hpp"
 
 namespace raspc::compiler {
@@ -21,10 +22,7 @@ NodeId compared_width(const Program& p, const Node& node, bool& below) {
   // (A comparison made numerical() keeps its lookup: a width step is categorical.)
   if (node.kind != NodeKind::Elementwise || node.inputs.size() != 2 || node.annotation == Encoding::Numerical)
     return -1;
-  auto is = [&](NodeId id, NodeKind kind) {
-    const Node& n = p.node(id);
-    return n.kind == kind && !(kind == NodeKind::SelectorWidth && n.width_exceeds_index);
-  };
+  auto is = [&](NodeId id, NodeKind kind) { return p.node(id).kind == kind; };
   const NodeId a = node.inputs[0], b = node.inputs[1];
   if (is(a, NodeKind::Indices) && is(b, NodeKind::SelectorWidth)) {
     if (node.op != ElementOp::Lt && node.op != ElementOp::Ge) return -1;
@@ -52,14 +50,11 @@ bool width_steps(Program& program) {
     bool below = false;
     const NodeId width = compared_width(program, program.node(id), below);
     if (width < 0) return NodeId(-1);
-    Node step;
-    step.kind = NodeKind::SelectorWidth;
+    Node step = construction_node(std::make_shared<WidthStep>(!below));
     step.span = node.span;
     step.name = node.name;
     step.annotation = node.annotation;
     step.inputs = {remap[size_t(program.node(width).inputs[0])]};
-    step.width_exceeds_index = true;
-    step.index_at_least = !below;
     return push_node(out, std::move(step));
   });
   return true;

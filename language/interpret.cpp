@@ -226,9 +226,17 @@ void Interpreter::evaluate(NodeId id, const std::vector<Value>& input, int n) {
         const uint8_t* row = matrix.data() + size_t(q) * size_t(n);
         int width = 0;
         for (int k = 0; k < n; ++k) width += row[k];
-        out[size_t(q)] = node.width_exceeds_index ? Value::of_bool((q < width) != node.index_at_least)
-                                                  : number_value(width, 1);
+        out[size_t(q)] = number_value(width, 1);
       }
+      break;
+    }
+    case NodeKind::Construction: {
+      std::vector<ConstructionInput> inputs;
+      for (NodeId in : node.inputs) {
+        if (program_.node(in).is_selector()) inputs.push_back({&selector_[size_t(in)], nullptr});
+        else inputs.push_back({nullptr, &sop_[size_t(in)]});
+      }
+      sop_[size_t(id)] = node.construction->evaluate(inputs, n);
       break;
     }
     case NodeKind::Select: {

@@ -27,6 +27,7 @@ std::string Program::label(NodeId id) const {
     case NodeKind::SelectAnd: kind = "select_and"; break;
     case NodeKind::SelectOr: kind = "select_or"; break;
     case NodeKind::SelectNot: kind = "select_not"; break;
+    case NodeKind::Construction: kind = n.construction->kind_name(); break;
   }
   return std::string(kind) + "#" + std::to_string(id);
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,28 @@
 namespace raspc {
 
 using NodeId = int32_t;
+
+// One input of a node as the interpreter holds it for an input of length n: a selector's n x n
+// matrix (row q: the keys query q selects) or an s-op's n values.
+struct ConstructionInput {
+  const std::vector<uint8_t>* selector = nullptr;
+  const std::vector<Value>* sop = nullptr;
+};
+
+// A kind of node the language does not have, defined where it is made (the compiler's
+// constructions, compiler/constructions/), and what the interpreter and the dumps need of it, so
+// that a rewritten program still runs and its rewrites are checked by running it.
+class ConstructionNode {
+ public:
+  virtual ~ConstructionNode() = default;
+  // What it is called where a kind is shown: a dump, the label of a node without a name.
+  virtual const char* kind_name() const = 0;
+  // Its parameters beyond its inputs as text: two nodes of one kind, with equal inputs and keys,
+  // compute the same (simplify merges them).
+  virtual std::string key() const = 0;
+  // Its value at each of the n positions, from its inputs' (in the order of Node::inputs).
+  virtual std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const = 0;
+};
 
 enum class NodeKind : uint8_t {
   // s-ops
@@ -32,6 +55,9 @@ enum class NodeKind : uint8_t {
   SelectAnd,  // inputs = {a, b}
   SelectOr,   // inputs = {a, b}
   SelectNot,  // inputs = {a}
+  // A node the compiler makes for one of its constructions (compiler/constructions/): what it
+  // computes is `construction`'s. Never in a program the language evaluates from source.
+  Construction,
 };
 
 enum class Comparison : uint8_t { Eq, Ne, Lt, Gt, Le, Ge };
@@ -74,14 +100,7 @@ struct Node {
   std::vector<Value> table_values; // Elementwise LookupTable
   Comparison comparison = Comparison::Eq;  // Select
   Value default_value;             // Aggregate (0 unless given)
-  // SelectorWidth, set by the compiler: the parts of one width split over disjoint selectors share
-  // this tag (compiler/split_widths.cpp), so their sum is at most the keys a query sees.
-  int disjoint_part_of = -1;
-  // SelectorWidth, set by the compiler (compiler/width_steps.cpp): the value is whether the width
-  // exceeds the query's index (`indices < width`, a bool) instead of the width; with
-  // index_at_least, the negation (`indices >= width`).
-  bool width_exceeds_index = false;
-  bool index_at_least = false;
+  std::shared_ptr<const ConstructionNode> construction;  // Construction
 
   bool is_selector() const {
     return kind == NodeKind::Select || kind == NodeKind::SelectAnd || kind == NodeKind::SelectOr ||

@@ -29,7 +29,9 @@ Rewrite count_sorts_of(const Program& source, const CompileOptions& o) {
 }
 
 int counting_steps(const Program& p) {
-  return int(std::count_if(p.nodes.begin(), p.nodes.end(), [](const Node& n) { return n.width_exceeds_index; }));
+  return int(std::count_if(p.nodes.begin(), p.nodes.end(), [](const Node& n) {
+    return compiler::is_construction(n, compiler::ConstructionKind::WidthStep);
+  }));
 }
 
 }  // namespace

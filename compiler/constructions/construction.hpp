@@ -1,0 +1,85 @@
+// The compiler's own node kinds. A construction with a lowering of its own is a node of
+// NodeKind::Construction whose `construction` is one of these: a pass that handles it says so (a
+// switch over ConstructionKind warns where a kind is missing), and none can take it for a language
+// node by forgetting a flag (a width step is no selector_width). The README beside this file says
+// how to add one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "language/program.hpp"
+
+namespace raspc::compiler {
+
+enum class ConstructionKind : uint8_t {
+  WidthStep,  // `indices < selector_width(s)` or its negation, a bool: one head, one MLP step
+  WidthPart,  // one part of a width split over disjoint selectors: a count, read with the others
+};
+
+class Construction : public ConstructionNode {
+ public:
+  explicit Construction(ConstructionKind construction_kind) : kind(construction_kind) {}
+  const ConstructionKind kind;
+};
+
+// The construction a node is, or nullptr for a node of the language.
+inline const Construction* construction_of(const Node& node) {
+  return node.kind == NodeKind::Construction ? static_cast<const Construction*>(node.construction.get()) : nullptr;
+}
+inline bool is_construction(const Node& node, ConstructionKind kind) {
+  const Construction* c = construction_of(node);
+  return c != nullptr && c->kind == kind;
+}
+
+// `indices < selector_width(s)`, or with index_at_least its negation `indices >= selector_width(s)`:
+// inputs = {s}. The width's head compares the count with the index by itself (width_step.cpp).
+class WidthStep final : public Construction {
+ public:
+  explicit WidthStep(bool at_least) : Construction(ConstructionKind::WidthStep), index_at_least(at_least) {}
+  const bool index_at_least;
+  const char* kind_name() const override { return "width_step"; }
+  std::string key() const override { return index_at_least ? "at_least" : "below"; }
+  std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const override;
+};
+
+// selector_width(s) for one of the disjoint parts s of a width split over them (split_widths.cpp):
+// inputs = {s}. The parts of one width share part_of, so their sum is at most the keys a query
+// sees; their heads weigh BOS so that the sum reads along a line (scratch_level).
+class WidthPart final : public Construction {
+ public:
+  explicit WidthPart(int whole) : Construction(ConstructionKind::WidthPart), part_of(whole) {}
+  const int part_of;
+  const char* kind_name() const override { return "width_part"; }
+  std::string key() const override { return std::to_string(part_of); }
+  std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const override;
+};
+
+// A head that counts the keys its selector selects through BOS's weight: a selector_width, a width
+// step or a width part (their MLPs read the count off the scratch dimension the head writes).
+inline bool counts_keys(const Node& node) {
+  if (node.kind == NodeKind::SelectorWidth) return true;
+  const Construction* c = construction_of(node);
+  if (c == nullptr) return false;
+  switch (c->kind) {
+    case ConstructionKind::WidthStep:
+    case ConstructionKind::WidthPart: return true;
+  }
+  return false;
+}
+
+// A node whose value is the count of the keys its selector selects: a selector_width or a width part.
+inline bool holds_count(const Node& node) {
+  return node.kind == NodeKind::SelectorWidth || is_construction(node, ConstructionKind::WidthPart);
+}
+
+// A node of a construction, its inputs and span still to be set.
+inline Node construction_node(std::shared_ptr<const Construction> construction) {
+  Node node;
+  node.kind = NodeKind::Construction;
+  node.construction = std::move(construction);
+  return node;
+}
+
+}  // namespace raspc::compiler
