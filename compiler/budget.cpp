@@ -191,8 +191,8 @@ void check_budget(const Program& program, const Inference& inference, const Sche
   std::string what;
   if (dominant >= 0) {
     size_t dims = allocation.onehot.count(dominant) ? allocation.onehot.at(dominant).size() : 0;
-    what = "; most of it is " + program.label(dominant) + " (" + with_commas(double(dims)) +
-           " residual dimensions and the MLP units that make it)";
+    what = "; most of it is " + program.describe(dominant) + ": " + with_commas(double(dims)) +
+           " residual dimensions and the MLP units that make it";
   }
   std::string message = "the model would have about " + with_commas(double(total)) +
                         " parameters, more than --max-parameters " + with_commas(double(options.max_parameters)) +
@@ -210,7 +210,7 @@ std::string dump_budget(const Program& program, const Inference& inference, cons
                     (options.max_parameters ? "--max-parameters " + with_commas(double(options.max_parameters))
                                             : std::string("no limit")) +
                     ")\n";
-  if (dominant >= 0) out += "most of it: " + program.label(dominant) + "\n";
+  if (dominant >= 0) out += "most of it: " + program.describe(dominant) + "\n";
   return out;
 }
 

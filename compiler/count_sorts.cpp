@@ -6,7 +6,7 @@
 // When `seq` is `key` or a map of it, which element lands at position i does not matter, only its
 // key: with the key's values v_1 < ... < v_m and c_j the number of keys <= v_j, position i holds
 // g(v_j) for the first j with i < c_j. Each `i < c_j` is one head and one MLP step, whatever n
-// (width_steps.cpp). The rest is a lookup over m - 1 booleans.
+// (constructions/width_step.cpp). The rest is a lookup over m - 1 booleans.
 //
 // Bidirectional only (a causal query sees a prefix, and its counts are not the sorted order's).
 #include <algorithm>
@@ -157,7 +157,7 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
       c.constant = v;
       return push_node(out, std::move(c));
     };
-    // below[j]: `indices < c_j`, c_j the number of keys <= keys[j] (width_steps.cpp makes each
+    // below[j]: `indices < c_j`, c_j the number of keys <= keys[j] (constructions/width_step.cpp makes each
     // one head and one step).
     std::vector<NodeId> below;
     for (size_t j = 0; j + 1 < plan.keys.size(); ++j) {

@@ -81,7 +81,7 @@ std::string dump_schedule(const Program& program, const Schedule& schedule) {
   std::ostringstream out;
   out << "# schedule: " << schedule.blocks << " block" << (schedule.blocks == 1 ? "" : "s") << "\n";
   for (int b = 1; b <= schedule.blocks; ++b) {
-    out << "block " << b << "\n  attention:";
+    out << "block " << b - 1 << "\n  attention:";  // 0-based, as the model's layers are
     if (schedule.heads[size_t(b - 1)].empty()) out << " (none)";
     for (NodeId h : schedule.heads[size_t(b - 1)]) out << " " << program.label(h);
     out << "\n  mlp:";
@@ -123,7 +123,7 @@ std::string dump_lowered(const Lowered& lowered, const Allocation& allocation) {
   };
   for (size_t b = 0; b < lowered.blocks.size(); ++b) {
     const LoweredBlock& block = lowered.blocks[b];
-    out << "block " << b + 1 << ": ln_1 gain " << block.ln1_gain << ", ln_2 gain " << block.ln2_gain << "\n";
+    out << "block " << b << ": ln_1 gain " << block.ln1_gain << ", ln_2 gain " << block.ln2_gain << "\n";
     for (size_t h = 0; h < block.heads.size(); ++h) {
       out << "  head " << h << "\n";
       show("W_Q", block.heads[h].wq);
@@ -138,6 +138,16 @@ std::string dump_lowered(const Lowered& lowered, const Allocation& allocation) {
   return out.str();
 }
 
+// An s-op's label (the name its residual dimensions carry), and, where the program did not name
+// it, what it is in the source: "selector_width#18_1 (`sort(shown, key)` at most_freq.rasp:20:10,
+// part 1 of 2)".
+namespace {
+std::string shown_name(const Program& program, NodeId id) {
+  const std::string label = program.label(id), source = program.source_of(id);
+  return program.named_in_source(id) || source == "`" + label + "`" ? label : label + " (" + source + ")";
+}
+}  // namespace
+
 std::string explain(const Program& program, const Inference& inference, const Schedule& schedule) {
   std::ostringstream out;
   // Maps without dimensions of their own are read by heads (a select's side, an aggregate's
@@ -150,7 +160,7 @@ std::string explain(const Program& program, const Inference& inference, const Sc
     const SopInfo& info = inference.info[size_t(id)];
     const Node& node = program.node(id);
     if (info.needed && node.kind == NodeKind::Select && !inference.numbers.why[size_t(id)].empty()) {
-      out << program.label(id) << ": selector, " << inference.numbers.why[size_t(id)] << "\n";
+      out << shown_name(program, id) << ": selector, " << inference.numbers.why[size_t(id)] << "\n";
       continue;
     }
     if (!info.needed || node.is_selector() || node.kind == NodeKind::Constant) continue;
@@ -158,7 +168,7 @@ std::string explain(const Program& program, const Inference& inference, const Sc
     if (node.kind == NodeKind::Elementwise && node.op == ElementOp::Tuple)
       why = "a selector combines comparisons of these s-ops with `or` or `not`, and one head scores it over their " +
             std::to_string(info.values.size()) + " combinations: one dimension each";
-    out << program.label(id) << ": " << encoding_name(info.encoding) << ", because " << why << "; ";
+    out << shown_name(program, id) << ": " << encoding_name(info.encoding) << ", because " << why << "; ";
     if (!schedule.why[size_t(id)].empty()) out << schedule.why[size_t(id)];
     else if (node.kind == NodeKind::Elementwise && read_by_head[size_t(id)])
       out << "folded into the weights of the heads that read it";

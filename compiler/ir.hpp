@@ -1,4 +1,7 @@
-// The forms a Program takes between the compiler's passes (pipeline.cpp runs them in order):
+// The forms a Program takes between the compiler's passes (pipeline.cpp runs them in order), and
+// what the passes ask of each other. Over 500 lines: it is the compiler's one interface between
+// its passes (each declaration documents its contract); split by pass, every pass would include
+// most of the parts.
 //
 //   the rewrites -> Program     rewritten in place (simplify, merge_means, width_steps, ...)
 //   infer        -> Inference   value set and encoding of every s-op
@@ -75,7 +78,7 @@ struct DisjointWidths {
   std::vector<int> keys_at;  // by position
 };
 
-// Position numbers (position_numbers.cpp): integer s-ops built from positions -- `indices`,
+// Position numbers (constructions/numerical_selector.cpp): integer s-ops built from positions -- `indices`,
 // `length`, and affine maps of them such as `length - indices - 1` -- held as a number group of
 // O(1) residual dimensions instead of a one-hot, and compared by numerical selectors (one head
 // scoring -(q-k)^2 up to a per-query constant).
@@ -143,7 +146,7 @@ double order_match_score(const NumericSelect& plan, int max_len);
 // a number group's y = sqrt(3 - u^2 - u^4) needs u^2 + u^4 <= 3, |u| <= 1.27.
 constexpr double kComputedKeyReach = 1.25;
 // The margin a numerical selector's matching key wins by (beta, or beta/2 over BOS where BOS is
-// the fallback) and the most float32 may round one of its scores by (position_numbers.cpp).
+// the fallback) and the most float32 may round one of its scores by (constructions/numerical_selector.cpp).
 struct NumericMargin {
   double margin = 0, rounding = 0;
 };
@@ -330,7 +333,7 @@ NodeId comparison_source(const Program& program, const Inference& inference, Nod
 bool count_sorts(Program& program, const Inference& inference, const CompileOptions& options);
 // `indices < selector_width(s)` (and `w > indices`, and the negations `>=`, `<=`) becomes a
 // WidthStep node (constructions/construction.hpp): one head and one MLP step at any length
-// (width_steps.cpp). Before inference. Unchanged when nothing applies.
+// (constructions/width_step.cpp). Before inference. Unchanged when nothing applies.
 bool width_steps(Program& program);
 
 // A selector conjunct that combines comparisons reading several s-ops on one side with `or` or
@@ -431,7 +434,7 @@ struct Allocation {
   // sees the same moments at every position (c, e: PositionNumbers::centre, extent).
   std::map<NodeId, std::vector<int>> number;
   std::map<NodeId, std::vector<int>> tokens;  // Tokens node -> a dimension per vocabulary symbol
-  // ln(i + 1/2) by position, for width steps' heads (width_steps.cpp): u, -u, y, -y with
+  // ln(i + 1/2) by position, for width steps' heads (constructions/width_step.cpp): u, -u, y, -y with
   // u = ln(i + 1/2) / log_position_scale and y^2 = 1 - u^2, balanced like a number group. Empty
   // where nothing reads it.
   std::vector<int> log_position;

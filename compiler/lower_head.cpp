@@ -18,15 +18,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "compiler/lower_internal.hpp"
 
 namespace raspc::compiler {
 namespace {
-
-struct Term {
-  Functional query, key;
-};
 
 // The s-ops whose one-hots a conjunct's comparisons read, on the key and on the query side.
 void collect_sources(const Program& program, const Inference& inference, NodeId sel, std::vector<NodeId>& keys,
@@ -132,7 +129,8 @@ Functional indicator_of(const LowerContext& ctx, const CategoricalView& view, co
   return combine(parts);
 }
 
-// The score terms of a selector's conjuncts but `skip`, each match scoring G, and their number.
+}  // namespace
+
 std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, double G, NodeId skip, int& conjuncts) {
   const Program& program = ctx.program;
   std::vector<NodeId> parts;
@@ -194,8 +192,6 @@ std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, doubl
   return terms;
 }
 
-}  // namespace
-
 void flatten_selector(const Program& program, NodeId selector, NodeKind kind, std::vector<NodeId>& out) {
   const Node& node = program.node(selector);
   if (node.kind != kind) return out.push_back(selector);
@@ -233,118 +229,27 @@ NodeId comparison_source(const Program& program, const Inference& inference, Nod
   return side;
 }
 
-namespace {
-
-// What a head scores: its terms, and what BOS must score as a key (a functional of the query).
-struct HeadScores {
-  std::vector<Term> terms;
-  Functional bos_score;
-  // Where not empty, BOS is instead read as a key holding these values of the terms' key sides,
-  // and scores what such a key would (bos_score is then unused).
-  std::vector<double> bos_key;
-};
-
 Functional scaled(const Functional& f, double s) {
   Functional out;
   for (const auto& [dim, w] : f) out.push_back({dim, w * s});
   return out;
 }
 
-// An aggregate of a constant whose selector's conjunct `order` compares positions by <, <=, > or >=
-// (position_numbers.cpp): the order scores beta * (s (q - k) + h), s = +-1 and h = -+1/2, at least
-// beta/2 where it holds and at most -beta/2 where not; each other conjunct's match scores G, more
-// than the order can swing. BOS scores G per other conjunct: below every selected key, above every
-// other.
-HeadScores order_scores(const LowerContext& ctx, NodeId order, NodeId selector) {
-  const PositionNumbers& numbers = ctx.inference.numbers;
-  const NumericSelect& plan = numbers.selects.at(order);
-  const double beta = numeric_select_beta(ctx.options.max_len), G = order_match_score(plan, ctx.options.max_len);
-  const int one = ctx.allocation.one;
-  int m = 0;
-  std::vector<Term> terms = selector_terms(ctx, selector, G, order, m);
-  const bool below = plan.comparison == Comparison::Lt || plan.comparison == Comparison::Le;  // k below q
-  const double s = below ? 1.0 : -1.0;
-  const double h = plan.comparison == Comparison::Lt || plan.comparison == Comparison::Gt ? -0.5 : 0.5;
-  // q - k = (q - a c) - a (i - c), c the centre, so that both factors stay near the number groups' scale.
-  const double a = double(plan.key.indices), c = numbers.centre;
-  Functional q = ctx.affine_value(plan.query, plan.length);
-  q.push_back({one, -a * c});
-  Functional query_part = scaled(q, beta * s);
-  query_part.push_back({one, beta * h});
-  terms.push_back({query_part, ctx.unit(one)});
-  if (a != 0) {
-    Functional k = ctx.number_value(ctx.indices_number());
-    k.push_back({one, -c});
-    terms.push_back({ctx.unit(one, -beta * s * a), k});
-  }
-  return {terms, ctx.unit(one, double(m) * G), {}};
-}
+namespace {
 
 HeadScores head_scores(const LowerContext& ctx, NodeId id) {
-  const Program& program = ctx.program;
-  const Node& node = program.node(id);
-  const PositionNumbers& numbers = ctx.inference.numbers;
-  const double beta = numeric_select_beta(ctx.options.max_len);
+  if (std::optional<HeadScores> numerical = numerical_selector_scores(ctx, id)) return *numerical;
+  const Node& node = ctx.program.node(id);
   const int one = ctx.allocation.one;
-  const NodeId indices = ctx.indices_number();
-  if (numbers.of(id) == NumberRole::LastIndex) {
-    // beta * (i - centre): the last position wins by beta over the one before it; BOS never.
-    Functional key = ctx.number_value(indices);
-    key.push_back({one, -numbers.centre});
-    return {{{ctx.unit(one, beta), key}}, ctx.unit(one, -beta * (numbers.extent + 10.0)), {}};
-  }
-  if (node.kind == NodeKind::Aggregate && numbers.of(node.inputs[0]) == NumberRole::Select &&
-      numbers.selects.at(node.inputs[0]).comparison == Comparison::Eq) {
-    const NodeId sel = node.inputs[0];
-    const NumericSelect& plan = numbers.selects.at(sel);
-    const double a = double(plan.key.indices), key_centre = a * numbers.centre + double(plan.key.constant);
-    // q~ = q - key_centre, k~ = a * (i - centre): scores beta * (2 q~ k~ - k~^2).
-    Functional q = ctx.affine_value(plan.query, plan.length);
-    for (const NumberTerm& term : plan.terms)
-      for (const auto& [dim, w] : ctx.numeric_view(term.sop)) q.push_back({dim, w * double(term.coefficient)});
-    q.push_back({one, -key_centre});
-    // The keys' numbers: indices' group in the position embedding, or the width's from its MLP.
-    const NodeId key_source = plan.key_width >= 0 ? plan.key_width : indices;
-    Functional k = ctx.number_value(key_source);
-    k.push_back({one, -numbers.centre});
-    std::vector<Term> terms{{scaled(q, beta), scaled(k, 2.0 * a)},
-                            {ctx.unit(one, beta), scaled(ctx.centred_square(key_source), -a * a)}};
-    if (plan.fallback == Fallback::None) return {terms, ctx.unit(one, -10.0 * beta), {}};
-    if (plan.fallback == Fallback::BeforeKeys) {
-      // BOS is the key of position -1, k~ = a*(-1 - centre), read through the same terms as every
-      // key: it matches the queries one step before the first key and is nearest to those further
-      // before, and a query that matches a key beats it by beta or more.
-      const double c = numbers.centre;
-      return {terms, {}, {2.0 * a * (-1.0 - c), -a * a * (1.0 + c) * (1.0 + c)}};
-    }
-    // q~ = A (i - centre) + d, so q~^2 = A^2 (i - centre)^2 + 2 A d (i - centre) + d^2.
-    const double A = double(plan.query.indices);
-    const double d = A * numbers.centre + double(plan.query.constant) - key_centre;
-    Functional centred = ctx.number_value(indices);
-    centred.push_back({one, -numbers.centre});
-    Functional bos = scaled(ctx.centred_square(indices), beta * A * A);
-    for (const auto& entry : scaled(centred, 2.0 * beta * A * d)) bos.push_back(entry);
-    bos.push_back({one, beta * (d * d - 0.5)});
-    return {terms, bos, {}};
-  }
-  if (node.kind == NodeKind::Aggregate) {
-    std::vector<NodeId> parts;
-    flatten_selector(program, node.inputs[0], NodeKind::SelectAnd, parts);
-    for (NodeId part : parts)
-      if (numbers.of(part) == NumberRole::Select) return order_scores(ctx, part, node.inputs[0]);
-  }
   int m = 0;
   const double G = width_match_score(node, ctx.match_score);
   std::vector<Term> terms = selector_terms(ctx, node.inputs[0], G, -1, m);
   // BOS as a key: exactly B for every query; for a split width's part ln Z more, so that it weighs
   // as Z selected keys (scratch_level; Z is 1, ln Z 0, for every other head).
   double B = (counts_keys(node) ? m * G : (m - 0.5) * G) + std::log(width_bos_weight(node, ctx.options.max_len));
-  if (!is_construction(node, ConstructionKind::WidthStep)) return {terms, ctx.unit(one, B), {}};
-  // A width step (width_steps.cpp): BOS scores ln(i + 1/2) above a selected key, so it weighs as i + 1/2
-  // of them and holds less than half the attention exactly where more than i keys are selected.
-  const std::vector<int>& ln = ctx.allocation.log_position;
-  return {terms, {{one, B}, {ln[0], 0.5 * ctx.allocation.log_position_scale},
-                  {ln[1], -0.5 * ctx.allocation.log_position_scale}}, {}};
+  if (is_construction(node, ConstructionKind::WidthStep))
+    return {terms, static_cast<const WidthStep&>(*node.construction).bos_score(ctx, B), {}};
+  return {terms, ctx.unit(one, B), {}};
 }
 
 // A read of 1 at every position but BOS. The input one-hot sums to kTokenAmplitude at every input

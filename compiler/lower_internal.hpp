@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +79,26 @@ std::vector<double> layer_norm(const std::vector<double>& x, double gain, bool e
 std::vector<double> read_through(const Matrix& m, const std::vector<double>& y);
 
 double gelu(double z);
+
+// A head's scores: a sum of terms q(query) . k(key), and what BOS must score as a key (a
+// functional of the query).
+struct Term {
+  Functional query, key;
+};
+struct HeadScores {
+  std::vector<Term> terms;
+  Functional bos_score;
+  // Where not empty, BOS is instead read as a key holding these values of the terms' key sides,
+  // and scores what such a key would (bos_score is then unused).
+  std::vector<double> bos_key;
+};
+Functional scaled(const Functional& f, double s);
+// The score terms of a selector's conjuncts but `skip`, each match scoring G, and their number
+// (lower_head.cpp: a table over one key s-op and one query s-op a conjunct).
+std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, double G, NodeId skip, int& conjuncts);
+// The scores of a head that reads a numerical selector, or of `length`'s head (its last index),
+// as constructions/numerical_selector.cpp writes them; nothing for any other head.
+std::optional<HeadScores> numerical_selector_scores(const LowerContext& ctx, NodeId head);
 
 // Heads of one block; `bos_in` is the BOS position's residual entering the block and `gain` ln_1's.
 std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<NodeId>& heads,

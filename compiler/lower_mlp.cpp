@@ -13,6 +13,11 @@
 // Every pre-activation that can occur is 0 or at least 10 away from it, so GELU is ReLU there to
 // float precision. Several numerical inputs without categorical ones must form an affine map,
 // computed by one unit offset into GELU's linear regime.
+//
+// Over 500 lines: the gates, the steps, the reads through a sum and along a projected line all
+// build the units of one job group against the same margins (kStepReach, the gate's K), and the
+// proof that every pre-activation stays clear of 0 is the sum of them; split, the margins would be
+// argued in several places.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -477,22 +482,12 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
   }
 }
 
-// The values a selector width's scratch dimension holds, by the width's value: scratch_level; for a
-// width step (width_steps.cpp) BOS's weight (i + 1/2)/(i + 1/2 + c) at the extremes of
-// each side, where false (c <= i) is at least 1/2 + 1/(4(2i + 1/2)) and true (c > i) at most
-// 1/2 - 1/(4(2i + 3/2)), closest to 1/2 at the last index.
+// The values a selector width's scratch dimension holds, by the width's value: scratch_level; a
+// width step's, its own (constructions/width_step.cpp).
 std::vector<std::pair<Value, double>> scratch_levels(const LowerContext& ctx, NodeId width) {
+  if (is_construction(ctx.program.node(width), ConstructionKind::WidthStep))
+    return static_cast<const WidthStep&>(*ctx.program.node(width).construction).scratch_levels(ctx.options.max_len);
   std::vector<std::pair<Value, double>> levels;
-  if (is_construction(ctx.program.node(width), ConstructionKind::WidthStep)) {
-    const double n = ctx.options.max_len;
-    // the value where the width exceeds i
-    const bool below = !static_cast<const WidthStep&>(*ctx.program.node(width).construction).index_at_least;
-    levels.push_back({Value::of_bool(below), 0.5 / (n + 0.5)});
-    levels.push_back({Value::of_bool(below), 0.5 - 0.25 / (2.0 * n - 0.5)});
-    levels.push_back({Value::of_bool(!below), 0.5 + 0.25 / (2.0 * n - 1.5)});
-    levels.push_back({Value::of_bool(!below), 1.0});
-    return levels;
-  }
   for (const Value& v : ctx.info(width).values)
     levels.push_back({v, scratch_level(ctx.program.node(width), ctx.options.max_len, number_of(v))});
   return levels;

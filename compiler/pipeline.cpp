@@ -1,5 +1,5 @@
 // The pipeline's table and the driver that runs it. A pass is one row: a rewrite of the program
-// (the first ten), the value sets, or a step from the program to the model. The driver infers
+// (the first nine), the value sets, or a step from the program to the model. The driver infers
 // value sets where a row reads them and a rewrite has changed the program since, and hands over
 // the dump of the row --dump-after names as soon as that row finishes (a later pass may still
 // refuse, and that is when the dump is wanted most).

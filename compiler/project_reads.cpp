@@ -2,7 +2,7 @@
 //
 // An MLP discretises a numeric read with steps at the midpoints between the values it can hold
 // (lower_mlp.cpp), and a step along one read cannot see another. Two selector widths of one block
-// are two such reads: the stable sort's `w1 + w2` (split_widths.cpp), most_freq's key from a
+// are two such reads: the stable sort's `w1 + w2` (constructions/width_part.cpp), most_freq's key from a
 // frequency and a has_focus. Along a line u1 + lambda*u2, though, the finitely many value pairs
 // that occur land on points, and where pairs with different outputs land on different points,
 // steps along the line discretise both reads at once, in their own block's MLP. Otherwise each
@@ -18,7 +18,7 @@
 // wrote by steps, each entry also carries its steps' rounding (a step's two units cancel to
 // float32's rounding of their pre-activation, over 2H: lower_internal.hpp). The scores multiply
 // both by G, a part's ln(n+1) + 8 (width_match_score).
-// Measured (bench/split_width_errors.py, 200 to 500 inputs a length; test_split_widths.cpp;
+// Measured (bench/split_width_errors.py, 200 to 500 inputs a length; test_constructions/width_part.cpp;
 // bench/HISTORY.md, "Tenth round"), e over embeddings (the causal stable sort of tokens): 4.4e-6
 // at 64, 1.1e-5 at 128, 2.2e-5 at 224, 5.1e-5 at 264, 5.4e-5 at 280 (6.1e-5 at 352); over an
 // MLP's one-hots (most_freq): at most 9.4e-6 to 48, then 1.1e-5 to 5.6e-5 up to 288 without a

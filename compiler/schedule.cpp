@@ -182,13 +182,14 @@ class Scheduler {
     s_.blocks = std::max(s_.blocks, b);
     if (s_.heads.size() < size_t(b)) s_.heads.resize(size_t(b));
     s_.heads[size_t(b - 1)].push_back(id);
-    s_.why[id] = "a head in block " + std::to_string(b) + ": its inputs are ready " +
+    s_.why[id] = "a head in block " + std::to_string(b - 1) + ": its inputs are ready " +
                  (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));
   }
 
   static std::string describe_time(int t) {
-    return (t % 2 == 1 ? "block " + std::to_string((t + 1) / 2) + "'s attention"
-                       : "block " + std::to_string(t / 2) + "'s MLP");
+    // 0-based, as the model's layers and the hook names are (block b here is layer b - 1).
+    return (t % 2 == 1 ? "block " + std::to_string((t + 1) / 2 - 1) + "'s attention"
+                       : "block " + std::to_string(t / 2 - 1) + "'s MLP");
   }
 
   void place_map(NodeId id) {
@@ -234,7 +235,7 @@ class Scheduler {
     s_.ready[id] = 2 * b;
     s_.blocks = std::max(s_.blocks, b);
     add_job(b, MlpJob{id, support, reads, false, projected ? *line : 0.0});
-    s_.why[id] = "an MLP in block " + std::to_string(b) + " (a lookup over " + std::to_string(support.size()) +
+    s_.why[id] = "an MLP in block " + std::to_string(b - 1) + " (a lookup over " + std::to_string(support.size()) +
                  " input" + (support.size() == 1 ? "" : "s") +
                  (projected ? ", two of them read along one line" : "") + "): its inputs are ready " +
                  (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));

@@ -219,7 +219,7 @@ struct Checker {
         }
         if (!same) {
           label = program.label(id);
-          return "; the residual stream first departs at " + program.label(id) + ", position " + std::to_string(t) +
+          return "; the residual stream first departs at " + program.describe(id) + ", position " + std::to_string(t) +
                  ": the interpreter has " + to_display(v) + ", the residual holds " + got;
         }
       }

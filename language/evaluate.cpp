@@ -49,7 +49,7 @@ void Evaluator::load_library() {
   builtin("numerical", Builtin::Numerical);
 
   auto file = std::make_shared<SourceFile>();
-  file->name = "stdlib.rasp";
+  file->name = kLibraryFileName;
   file->text = kStdlibSource;
   modules_.push_back(parse_module(file));
   in_library_ = true;

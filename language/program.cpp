@@ -1,5 +1,6 @@
 #include "language/program.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <numeric>
 
@@ -9,6 +10,44 @@ NodeId Program::find(const std::string& name) const {
   for (const auto& [bound, id] : named)
     if (bound == name) return id;
   return -1;
+}
+
+bool Program::named_in_source(NodeId id) const {
+  const Node& n = node(id);
+  if (!n.name.empty() && (!n.span.valid() || n.span.file->name == kLibraryFileName)) return true;
+  return std::any_of(named.begin(), named.end(), [&](const auto& entry) { return entry.second == id; });
+}
+
+std::string Program::source_of(NodeId id) const {
+  const Node& n = node(id);
+  const std::string detail = n.kind == NodeKind::Construction ? n.construction->detail() : "";
+  const std::string more = detail.empty() ? "" : ", " + detail;
+  if (!n.span.valid()) return "`" + label(id) + "`" + more;
+  // The source on one line, cut where it runs long.
+  std::string text;
+  for (uint32_t i = n.span.begin; i < n.span.end && i < n.span.file->text.size(); ++i) {
+    const char c = n.span.file->text[i];
+    const bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
+    if (space && (text.empty() || text.back() == ' ')) continue;
+    text += space ? ' ' : c;
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  constexpr size_t kLongest = 60;
+  if (text.size() > kLongest) {
+    size_t cut = kLongest;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a code point
+    text = text.substr(0, cut) + "...";
+  }
+  const LineColumn at = line_column(*n.span.file, n.span.begin);
+  return "`" + text + "` at " + n.span.file->name + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
+         more;
+}
+
+std::string Program::describe(NodeId id) const {
+  if (named_in_source(id)) return "`" + label(id) + "`";
+  const Node& n = node(id);
+  if (!n.local_name.empty()) return "`" + n.local_name + "` (" + source_of(id) + ")";
+  return source_of(id);
 }
 
 std::string Program::label(NodeId id) const {

@@ -20,6 +20,9 @@ namespace raspc {
 
 using NodeId = int32_t;
 
+// The name the standard library's source goes by in spans and messages.
+inline constexpr const char* kLibraryFileName = "stdlib.rasp";
+
 // One input of a node as the interpreter holds it for an input of length n: a selector's n x n
 // matrix (row q: the keys query q selects) or an s-op's n values.
 struct ConstructionInput {
@@ -40,6 +43,8 @@ class ConstructionNode {
   virtual std::string key() const = 0;
   // Its value at each of the n positions, from its inputs' (in the order of Node::inputs).
   virtual std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const = 0;
+  // What a message adds to the source it was made from ("part 1 of 2"), or "".
+  virtual std::string detail() const { return ""; }
 };
 
 enum class NodeKind : uint8_t {
@@ -120,6 +125,17 @@ struct Program {
   // A display name: the node's name, or its def-local name or kind with its id, like
   // "plus_index#18" or "aggregate#12".
   std::string label(NodeId id) const;
+  // How a message names a node to the user: "`hist`" where the program named it, else its source
+  // and where it is, "`aggregate(select(indices, indices, ==), f)` at late.rasp:2:13" (a node a
+  // library function made is its call in the program: "`sort(shown, key)` at most_freq.rasp:20:10"),
+  // and what a construction adds ("part 1 of 2"). Labels (above) stay the model's identifiers.
+  std::string describe(NodeId id) const;
+  // Whether a name the user sees in the source is the node's: a top-level name of the program
+  // (`named` lists it) or of the standard library (`length`).
+  bool named_in_source(NodeId id) const;
+  // Its source and where it is, with what a construction adds: "`sort(shown, key)` at
+  // most_freq.rasp:20:10, part 1 of 2".
+  std::string source_of(NodeId id) const;
 };
 
 // The semantics of one elementwise operation on atoms; shared by the evaluator (constant

@@ -58,8 +58,14 @@ struct ModelPlacement {
 // dimension outside n_embd, a stage past the last) is a UserError naming what is wrong.
 ModelPlacement read_placement(const Model& model);
 
-// "embedding", "block 1 attention", "block 1 MLP", ...: the name of residual stage s.
+// Residual stage s by its TransformerLens hook (0-based, the names TransformerLens users hook):
+// "blocks.0.hook_resid_pre" (the embedding), "blocks.0.hook_resid_mid" (after block 0's
+// attention), "blocks.0.hook_resid_post" (after its MLP), "blocks.1.hook_resid_mid", ...
 std::string stage_name(int stage);
+// The same in words: "the embedding", "block 0's attention", "block 0's MLP", ...
+std::string stage_description(int stage);
+// Every stage's name, in order, for a model of n_layer blocks (2 n_layer + 1 of them).
+std::vector<std::string> stage_names(int n_layer);
 
 // Residual labels with the unlabelled dimensions numbered ("d7"), as inspect prints them.
 std::vector<std::string> numbered_residual_labels(const Model& model);

@@ -103,7 +103,7 @@ std::string graph_html(const ModelPlacement& placement, int stages) {
       << "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"6\" markerHeight=\"6\" "
          "orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#888\"/></marker></defs>";
   for (int s = 0; s < stages; ++s)
-    out << "<text x=\"" << 10 + s * kColumn << "\" y=\"16\" style=\"font-weight:bold\">" << stage_name(s) << "</text>";
+    out << "<text x=\"" << 10 + s * kColumn << "\" y=\"16\" style=\"font-weight:bold\">" << stage_description(s) << "</text>";
   for (size_t k = 0; k < placement.sops.size(); ++k)
     for (const std::string& read : placement.sops[k].reads) {
       auto it = by_name.find(read);
@@ -148,7 +148,7 @@ std::string decoded_table(const ResidualTrace& trace, int stage) {
       const bool known = trace.expected[k].size() == size_t(length - trace.first);
       const std::string expected = known ? trace.expected[k][size_t(t - trace.first)] : "";
       std::string cls = stage < sop.stage ? "pending" : trace.mismatch(k, stage, t) ? "mismatch" : known ? "checked" : "unchecked";
-      std::string tip = stage < sop.stage ? "not computed yet (" + stage_name(sop.stage) + ")"
+      std::string tip = stage < sop.stage ? "not computed yet (" + stage_description(sop.stage) + ")"
                         : known             ? "interpreter: " + expected
                                             : "not named in the program: not checked";
       out << "<td class=\"" << cls << "\" data-position=\"" << t - trace.first << "\" title=\"" << html_escape(tip)
@@ -167,7 +167,8 @@ std::string residual_section(const Model& model, const ForwardResult& result, co
   for (int s = 0; s < trace.stages; ++s) {
     Heatmap map{"residual-map", "data-stage=\"" + std::to_string(s) + "\"", "position", "dimension", positions, labels,
                 [&, s](size_t r, size_t c) { return double(result.residual_at(0, s, int(r))[c]); }, false};
-    out << "<h3>after " << stage_name(s) << "</h3><div class=\"stage\">" << render_heatmap(map);
+    out << "<h3>after " << stage_description(s) << " <code>" << stage_name(s) << "</code></h3><div class=\"stage\">"
+        << render_heatmap(map);
     if (!trace.placement.sops.empty()) out << decoded_table(trace, s);
     out << "</div>";
   }

@@ -8,10 +8,16 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "language/program.hpp"
 
 namespace raspc::compiler {
+
+struct LowerContext;
+// A linear read of the residual stream (lower_internal.hpp).
+using Functional = std::vector<std::pair<int, double>>;
 
 enum class ConstructionKind : uint8_t {
   WidthStep,  // `indices < selector_width(s)` or its negation, a bool: one head, one MLP step
@@ -34,7 +40,8 @@ inline bool is_construction(const Node& node, ConstructionKind kind) {
 }
 
 // `indices < selector_width(s)`, or with index_at_least its negation `indices >= selector_width(s)`:
-// inputs = {s}. The width's head compares the count with the index by itself (width_step.cpp).
+// inputs = {s}. The width's head compares the count with the index by itself (width_step.cpp: its
+// recognition, the rewrite width_steps, its head and its MLP levels).
 class WidthStep final : public Construction {
  public:
   explicit WidthStep(bool at_least) : Construction(ConstructionKind::WidthStep), index_at_least(at_least) {}
@@ -42,17 +49,26 @@ class WidthStep final : public Construction {
   const char* kind_name() const override { return "width_step"; }
   std::string key() const override { return index_at_least ? "at_least" : "below"; }
   std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const override;
+  // The head: what BOS scores as a key beyond B, ln(i + 1/2) above a selected key, read from the
+  // query's log position (Allocation::log_position).
+  Functional bos_score(const LowerContext& ctx, double B) const;
+  // The MLP: what the scratch dimension holds at the extremes of each value, by value.
+  std::vector<std::pair<Value, double>> scratch_levels(int max_len) const;
 };
 
-// selector_width(s) for one of the disjoint parts s of a width split over them (split_widths.cpp):
+// selector_width(s) for one of the disjoint parts s of a width split over them (width_part.cpp: its
+// recognition, the rewrite split_widths, and how its head weighs BOS):
 // inputs = {s}. The parts of one width share part_of, so their sum is at most the keys a query
 // sees; their heads weigh BOS so that the sum reads along a line (scratch_level).
 class WidthPart final : public Construction {
  public:
-  explicit WidthPart(int whole) : Construction(ConstructionKind::WidthPart), part_of(whole) {}
+  WidthPart(int whole, int index, int count)
+      : Construction(ConstructionKind::WidthPart), part_of(whole), part(index), parts(count) {}
   const int part_of;
+  const int part, parts;  // part (1-based) of parts
   const char* kind_name() const override { return "width_part"; }
   std::string key() const override { return std::to_string(part_of); }
+  std::string detail() const override { return "part " + std::to_string(part) + " of " + std::to_string(parts); }
   std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const override;
 };
 
@@ -67,6 +83,14 @@ inline bool counts_keys(const Node& node) {
     case ConstructionKind::WidthPart: return true;
   }
   return false;
+}
+
+// How many keys query q selects, in a selector input of an input of length n.
+inline int selected_keys(const ConstructionInput& selector, int q, int n) {
+  const uint8_t* row = selector.selector->data() + size_t(q) * size_t(n);
+  int width = 0;
+  for (int k = 0; k < n; ++k) width += row[k];
+  return width;
 }
 
 // A node whose value is the count of the keys its selector selects: a selector_width or a width part.

@@ -223,11 +223,10 @@ class Forward:
 
     @property
     def stages(self):
-        """The names of the residual stages: "embed", "attn 0", "mlp 0", "attn 1", ..."""
-        names = ["embed"]
-        for layer in range(self.model.config["n_layer"]):
-            names += [f"attn {layer}", f"mlp {layer}"]
-        return names
+        """The residual stages by their TransformerLens hooks, as ``run --trace`` and ``view`` name
+        them: "blocks.0.hook_resid_pre" (the embedding), "blocks.0.hook_resid_mid" (after block 0's
+        attention), "blocks.0.hook_resid_post" (after its MLP), "blocks.1.hook_resid_mid", ..."""
+        return _raspc.stage_names(self.model.config["n_layer"])
 
     def decode_residual(self, stage):
         """The s-op values the residual stream holds after ``stage`` (an index into ``stages``

@@ -298,6 +298,8 @@ void bind_models(py::module_& module) {
           },
           py::arg("name"));
 
+  // The residual stages' names, as `run --trace` and `view` name them (runtime/residual_trace).
+  module.def("stage_names", [](int n_layer) { return stage_names(n_layer); }, py::arg("n_layer"));
   module.def(
       "load",
       [](const std::string& path) {

@@ -64,7 +64,7 @@ TEST_CASE("compile cli: the vocabulary defaults to the program's # vocab: line")
 TEST_CASE("compile cli: --dump-after and --explain") {
   Result r = raspc_cli("compile programs/hist.rasp --max-len 4 --no-verify --dump-after=schedule --explain");
   CHECK(r.code == 0);
-  CHECK(r.out.find("# schedule: 1 block\nblock 1\n  attention: hist\n  mlp: hist(hist as 1/(w+1)) erase hist(hist as "
+  CHECK(r.out.find("# schedule: 1 block\nblock 0\n  attention: hist\n  mlp: hist(hist as 1/(w+1)) erase hist(hist as "
                    "1/(w+1))\n") != std::string::npos);
   CHECK(r.out.find("hist: categorical, because selector_width: categorical 0..4") != std::string::npos);
   Result bad = raspc_cli("compile programs/hist.rasp --dump-after=parse");
@@ -91,7 +91,7 @@ TEST_CASE("compile cli: --dump-after prints the pass's result even when a later 
   Result r = raspc_cli("compile late.rasp --vocab abc --max-len 4 --dump-after=schedule");
   CHECK(r.code == 1);
   CHECK(r.out ==
-        "# schedule: 2 blocks\nblock 1\n  attention: f\n  mlp: (none)\nblock 2\n  attention: aggregate#9\n  mlp: (none)\n");
+        "# schedule: 2 blocks\nblock 0\n  attention: f\n  mlp: (none)\nblock 1\n  attention: aggregate#9\n  mlp: (none)\n");
   CHECK(r.err == refusal);
   Result allocate = raspc_cli("compile late.rasp --vocab abc --max-len 4 --dump-after=allocate");
   CHECK(allocate.code == 1);

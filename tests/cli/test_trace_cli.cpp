@@ -35,16 +35,16 @@ TEST_CASE("run --trace decodes hist's residual after every half-block") {
   // The selector width's 1/(w+1) appears after the attention and is erased by the MLP that turns
   // it into the one-hot hist.
   CHECK(r.out ==
-        "after embedding:\n"
+        "after the embedding (blocks.0.hook_resid_pre):\n"
         "position  0  1  2  3  4\n"
         "tokens    a  b  c  a  b\n"
         "\n"
-        "after block 1 attention:\n"
+        "after block 0's attention (blocks.0.hook_resid_mid):\n"
         "position      0    1    2    3    4\n"
         "tokens        a    b    c    a    b\n"
         "hist.scratch  1/3  1/3  1/2  1/3  1/3\n"
         "\n"
-        "after block 1 MLP:\n"
+        "after block 0's MLP (blocks.0.hook_resid_post):\n"
         "position      0  1  2  3  4\n"
         "tokens        a  b  c  a  b\n"
         "hist.scratch  0  0  0  0  0\n"
@@ -93,21 +93,21 @@ TEST_CASE("run --trace decodes sort, a two-layer program, stage by stage") {
   const std::string header = "position                0     1      2      3\n"
                              "tokens                  3     1      4      2\n";
   CHECK(shown ==
-        "after embedding:\n"
+        "after the embedding (blocks.0.hook_resid_pre):\n"
         "position  0  1  2  3\n"
         "tokens    3  1  4  2\n"
         "\n"
-        "after block 1 attention:\n"
+        "after block 0's attention (blocks.0.hook_resid_mid):\n"
         "position                0         1         2         3\n"
         "tokens                  3         1         4         2\n"
         "\n"
-        "after block 1 MLP:\n" +
+        "after block 0's MLP (blocks.0.hook_resid_post):\n" +
             header + steps +
             "\n"
-            "after block 2 attention:\n" +
+            "after block 1's attention (blocks.1.hook_resid_mid):\n" +
             header + steps +
             "\n"
-            "after block 2 MLP:\n" +
+            "after block 1's MLP (blocks.1.hook_resid_post):\n" +
             header + steps +
             "sorted                  1     2      3      4\n"
             "\n"

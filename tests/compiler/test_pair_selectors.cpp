@@ -33,7 +33,7 @@ TEST_CASE("pair_selectors: an overlapping `or` of two different pairs, a numeric
   for (Mode mode : {Mode::Bidirectional, Mode::Causal}) {
     CompileResult r = compile_and_verify(source, mode);
     CHECK(r.report.inputs_checked >= kExhaustiveInputs);
-    // The tuple (tokens, indices) is an MLP in block 1; the head reads it in block 2.
+    // The tuple (tokens, indices) is an MLP in block 0; the head reads it in block 1.
     CHECK(r.report.layers == 2);
   }
 }
@@ -115,9 +115,10 @@ TEST_CASE("pair_selectors: the tuple is a labelled s-op in the dumps and in --ex
   INFO(r.dump << r.explanation);
   CHECK(r.dump.find("(tokens, indices):(\"a\", 0)") != std::string::npos);
   CHECK(r.dump.find("(tokens, indices):(\"d\", 7)") != std::string::npos);
-  CHECK(r.explanation.find("(tokens, indices): categorical, because a selector combines comparisons of these s-ops "
+  CHECK(r.explanation.find("(tokens, indices) (`select(tokens, tokens, ==) or select(indices, indices, <)` at "
+                           "test.rasp:1:11): categorical, because a selector combines comparisons of these s-ops "
                            "with `or` or `not`, and one head scores it over their 32 combinations: one dimension "
-                           "each; an MLP in block 1 (a lookup over 2 inputs): its inputs are ready at the "
+                           "each; an MLP in block 0 (a lookup over 2 inputs): its inputs are ready at the "
                            "embeddings\n") != std::string::npos);
 }
 

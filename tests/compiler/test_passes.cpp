@@ -116,7 +116,7 @@ TEST_CASE("lower: two selector widths of one block are read along one line") {
   CompileResult a = compile_program(partition, o);
   CHECK_THAT(a.dump, Catch::Contains("\tmap#11:16\n"));
   CHECK_THAT(a.dump, !Catch::Contains("\tmap#11:17\n"));
-  // Along u1 + u2 the parts' w/(w+Z) put every sum below the next (split_widths.cpp): a step
+  // Along u1 + u2 the parts' w/(w+Z) put every sum below the next (constructions/width_part.cpp): a step
   // between consecutive sums (two units each; the first sum's value is a bias), and each part's
   // eraser, one unit. (Through 1/(w+1) the sums interleave: up to a step per pair.)
   CHECK(r.report.n_inner == 2 * 16 + 2);
@@ -232,7 +232,7 @@ TEST_CASE("schedule fuses a selector width with the map that reads it") {
   o.dump_after = "schedule";
   CompileResult r = compile_program(p, o);
   CHECK(r.report.layers == 1);
-  CHECK(r.dump.find("block 1\n  attention: length\n  mlp:") != std::string::npos);
+  CHECK(r.dump.find("block 0\n  attention: length\n  mlp:") != std::string::npos);
   CHECK(r.dump.find("length as 1/(w+1)") != std::string::npos);
 }
 
@@ -243,7 +243,7 @@ TEST_CASE("schedule: reverse in 2 blocks, its length a head with no MLP (a numer
   o.dump_after = "schedule";
   CompileResult r = compile_program(f.program, o);
   CHECK(r.report.layers == 2);
-  CHECK(r.dump.find("block 1\n  attention: length\n  mlp: (none)\nblock 2\n  attention: reversed\n") !=
+  CHECK(r.dump.find("block 0\n  attention: length\n  mlp: (none)\nblock 1\n  attention: reversed\n") !=
         std::string::npos);
 }
 

@@ -1,4 +1,4 @@
-// Numerical selectors over position numbers (compiler/position_numbers.cpp) and the compile
+// Numerical selectors over position numbers (compiler/constructions/numerical_selector.cpp) and the compile
 // budget (compiler/budget.cpp): exact models whose size grows linearly with the maximum length.
 #include <catch2/catch.hpp>
 

@@ -73,7 +73,7 @@ const Refusal kRefusals[] = {
     // 40 tokens x 41 first tokens x 45 lengths fused, and split still 1,640 x 45: more combinations
     // than a table holds.
     {"x = tokens * 100 + aggregate(select(indices, 0, ==), tokens) + length * 100000;\nx;", "1:5",
-     "cannot be enumerated: its inputs (`tokens`, `length`, `aggregate#9`) take more than 65536 combinations", 45,
+     "cannot be enumerated: its inputs (`tokens`, `length`, `aggregate(select(indices, 0, ==), tokens)` at test.rasp:1:20) take more than 65536 combinations", 45,
      "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39]"},
 };
 

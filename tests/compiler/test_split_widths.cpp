@@ -1,4 +1,4 @@
-// A selector width split over disjoint selectors (compiler/split_widths.cpp): its parts' heads,
+// A selector width split over disjoint selectors (compiler/constructions/width_part.cpp): its parts' heads,
 // where BOS weighs as Z = 4n^2 selected keys, and the line through their scratch values along
 // which one MLP reads their sum (compiler/project_reads.cpp).
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Numbers from selector widths (compiler/position_numbers.cpp): a selector width, or a map of one,
+// Numbers from selector widths (compiler/constructions/numerical_selector.cpp): a selector width, or a map of one,
 // read as an integer by a numerical selector's keys, where float32 can carry its square; and the
 // compile budget's estimate of the verification (compiler/budget.cpp).
 #include <catch2/catch.hpp>
@@ -34,7 +34,8 @@ TEST_CASE("sort_unique's target position is a number: its group and no width one
   CHECK(r.report.layers == 2);
   CHECK(explains(r, kNumberKey));
   // The width (sort_unique's target_position) is labelled by its node once simplified.
-  CHECK(explains(r, "target_position#3: categorical, because selector_width: 0..12, read only as the key of "
+  CHECK(explains(r, "target_position#3 (`selector_width(smaller)` at "));
+  CHECK(explains(r, "sort_unique.rasp:16:21): categorical, because selector_width: 0..12, read only as the key of "
                     "numerical selectors: its MLP reads 1/(w+1) and writes w's number group"));
   CHECK(has_label(r.model, "target_position#3.x"));
   CHECK(has_label(r.model, "target_position#3.scratch"));
@@ -71,7 +72,7 @@ TEST_CASE("a stable sort's target w1 + w2 stays one-hot and the sort keeps its b
   CompileResult r = compile_verified(stable_partition(), test_options(digits_1_to_4(), 16, Mode::Bidirectional, 20));
   CHECK(r.report.layers == 2);
   // 73,862 where the parts held 1/(w+1), whose sums interleave along the line (a step per pair);
-  // their w/(w+Z) put the sums in order (a step per sum, test_split_widths.cpp).
+  // their w/(w+Z) put the sums in order (a step per sum, test_constructions/width_part.cpp).
   CHECK(r.report.parameters == 29018);
   CHECK(explains(r, "one-hot: its keys are a map of several selector widths (a stable sort's w1 + w2)"));
 }

@@ -94,6 +94,27 @@ TEST_CASE("evaluate: names inside a user's def label the nodes no top-level name
   for (const Node& node : sorted.nodes) CHECK(node.local_name.empty());
 }
 
+TEST_CASE("evaluate: a message names a node as the source does: its name, else its expression and where") {
+  Program p = program_of("def f(q) {\n  inner = q + 1;\n  return inner * 2;\n}\nw = f(indices);\n"
+                         "s = sort(tokens, tokens);\naggregate(select(indices, indices, ==),\n          w);");
+  CHECK(p.describe(p.find("w")) == "`w`");
+  const NodeId inner = p.node(p.find("w")).inputs[0];
+  CHECK(p.describe(inner) == "`inner` (`q + 1` at t.rasp:2:11)");
+  // A node a library function made is its call in the program.
+  const NodeId sorted_input = p.node(p.find("s")).inputs[0];
+  CHECK(p.describe(sorted_input) == "`sort(tokens, tokens)` at t.rasp:6:5");
+  // An unnamed expression over two lines reads as one, where it starts.
+  CHECK(p.describe(p.output) == "`aggregate(select(indices, indices, ==), w)` at t.rasp:7:1");
+  CHECK_FALSE(p.named_in_source(p.output));
+  // A user's def is the program's: its expressions are where the def has them.
+  CHECK(p.source_of(p.find("w")) == "`inner * 2` at t.rasp:3:10");
+  // Long sources are cut.
+  Program long_one = program_of("selector_width(select(tokens, tokens, ==) and select(indices, indices, <) and "
+                                "select(indices, indices, >));");
+  CHECK(long_one.describe(long_one.output) ==
+        "`selector_width(select(tokens, tokens, ==) and select(indices...` at t.rasp:1:1");
+}
+
 TEST_CASE("evaluate: elementwise shapes, operands in source order, atoms as Constant nodes") {
   Program p = program_of("3 - indices;");
   const Node& sub = output_node(p);

@@ -212,6 +212,7 @@ def test_forward_captures_residuals_and_attention():
     assert out.residual.shape == (2 * c["n_layer"] + 1, T, c["n_embd"])
     assert out.attention.shape == (c["n_layer"], c["n_head"], T, T)
     assert len(out.stages) == 2 * c["n_layer"] + 1
+    assert out.stages[:3] == ["blocks.0.hook_resid_pre", "blocks.0.hook_resid_mid", "blocks.0.hook_resid_post"]
     # Attention rows are distributions over the keys the query may see.
     assert np.allclose(out.attention.sum(axis=-1), 1.0, atol=1e-5)
     assert out.outputs == ["c", "b", "a"]
@@ -223,7 +224,7 @@ def test_decode_residual_reads_the_s_ops_the_interpreter_computes():
     program = raspc.Program.from_file(PROGRAMS / "most_freq.rasp")
     model = raspc.compile(program, max_len=5)
     tokens = ["a", "c", "b", "b"]
-    decoded = model.decode_residual(tokens, "embed")
+    decoded = model.decode_residual(tokens, "blocks.0.hook_resid_pre")
     assert decoded["tokens"] == [None] + tokens     # position 0 is BOS, which holds no s-op
     assert decoded["indices"][1:] == [0, 1, 2, 3]
     final = model.decode_residual(tokens, -1)

@@ -36,7 +36,7 @@ TEST_CASE("the residual decodes to each s-op's value, numbers snapped to the val
   // 0.25 is within no tolerance of a listed value: it prints as the raw number.
   CHECK(trace.decoded[0][1] == std::vector<std::string>{"0", "1/3", "0.25"});
   CHECK(format_trace(trace) ==
-        "after embedding:\n"
+        "after the embedding (blocks.0.hook_resid_pre):\n"
         "position  0    1\n"
         "x         a    b\n"
         "frac      1/3  0.25\n");
@@ -50,10 +50,19 @@ TEST_CASE("a decoded value that differs from the interpreter's is marked") {
   CHECK_FALSE(trace.mismatch(0, 0, 1));
   CHECK(trace.any_mismatch());
   CHECK(format_trace(trace) ==
-        "after embedding:\n"
+        "after the embedding (blocks.0.hook_resid_pre):\n"
         "position  0    1\n"
         "x         a    b!=a\n"
         "frac      1/3  0.25!=1/2\n");
+}
+
+TEST_CASE("stages are named by their TransformerLens hooks, 0-based") {
+  CHECK(stage_names(2) == std::vector<std::string>{"blocks.0.hook_resid_pre", "blocks.0.hook_resid_mid",
+                                                   "blocks.0.hook_resid_post", "blocks.1.hook_resid_mid",
+                                                   "blocks.1.hook_resid_post"});
+  CHECK(stage_description(0) == "the embedding");
+  CHECK(stage_description(3) == "block 1's attention");
+  CHECK(stage_description(4) == "block 1's MLP");
 }
 
 TEST_CASE("malformed s-op metadata is refused with the reason") {

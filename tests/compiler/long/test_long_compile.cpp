@@ -207,7 +207,7 @@ RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "shuffle_dyck", Mode::Bidirecti
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "sort_unique", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "most_freq", Mode::Bidirectional, 256)
 // A stable sort's target read along one line through its split width's parts, at the longest
-// length where the compiler does so (test_split_widths.cpp): most_freq at 257, RASP's 3 blocks
+// length where the compiler does so (test_constructions/width_part.cpp): most_freq at 257, RASP's 3 blocks
 // (below that, the entries at 256 above), and the stable sort of tokens, causal (bidirectionally
 // it is a counting sort), at 280, RASP's 2; and most_freq one length beyond, where each part is
 // made a one-hot first and the sum waits for the next block (4 blocks).

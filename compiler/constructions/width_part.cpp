@@ -1,4 +1,4 @@
-// A rewrite: selector_width(A or B) where A and B compare different s-ops.
+// The width part, a construction: selector_width(A or B) where A and B compare different s-ops.
 //
 // One head scores a selector as a sum of bilinear tables, one per pair of s-ops, and an `or` of
 // comparisons of different pairs is not such a sum (the library's stable sort is one:
@@ -6,7 +6,6 @@
 // width is the sum of the parts' widths: two heads in the same block, and a map adding them.
 #include <algorithm>
 
-#include "compiler/constructions/construction.hpp"
 #include "compiler/ir.hpp"
 
 namespace raspc::compiler {
@@ -118,7 +117,8 @@ bool split_disjoint_widths(Program& program, const Inference& inference) {
     NodeId sum = -1;
     int k = 0;
     for (NodeId part : splits[size_t(id)]) {
-      Node width = construction_node(std::make_shared<WidthPart>(int(id)));
+      Node width = construction_node(
+          std::make_shared<WidthPart>(int(id), k + 1, int(splits[size_t(id)].size())));
       width.span = node.span;
       width.name = name + "_" + std::to_string(++k);
       width.inputs = {remap[size_t(part)]};
@@ -139,6 +139,12 @@ bool split_disjoint_widths(Program& program, const Inference& inference) {
     return sum;
   });
   return true;
+}
+
+std::vector<Value> WidthPart::evaluate(const std::vector<ConstructionInput>& inputs, int n) const {
+  std::vector<Value> out(static_cast<size_t>(n));
+  for (int q = 0; q < n; ++q) out[size_t(q)] = Value::of_int(selected_keys(inputs[0], q, n));
+  return out;
 }
 
 }  // namespace raspc::compiler

@@ -1,5 +1,11 @@
-// Part of the infer pass: which selectors compare integers built from positions, and become one
-// numerical head instead of a one-hot table (see docs/long-contexts.md for the argument).
+// The numerical selector, a construction: which selectors compare integers built from positions
+// and become one numerical head instead of a one-hot table (its recognition, part of the infer
+// pass: plan_position_numbers, settle_query_terms), and the scores its head and `length`'s
+// (numerical_selector_scores, called by lower_head.cpp). docs/long-contexts.md has the argument.
+//
+// Over 500 lines: the recognition proves each plan exact over every (length, position) before
+// the head is built, and those proofs (affine forms, query terms, fallbacks, float32 bounds) are
+// one argument; split, each part would need the others' invariants restated.
 //
 // A selector `select(keys, queries, ==)` is numerical when the keys are an injective affine map of
 // indices, k = a*i + g, and the queries an affine map of indices and `length` (q = A*i + B*L + C,
@@ -33,7 +39,7 @@
 #include <functional>
 #include <set>
 
-#include "compiler/ir.hpp"
+#include "compiler/lower_internal.hpp"
 
 namespace raspc::compiler {
 
@@ -317,9 +323,9 @@ class Planner {
 
   // A selector width (not `length`) as the key, or a map of one (`w + 1`): an integer the MLP that
   // reads the width's 1/(w+1) writes as a number group; infer() checks its values are integers
-  // within a group's reach. A map of two widths (a stable sort's target w1 + w2, split_widths.cpp) is not one: its
-  // MLP steps along a line through both 1/(w+1) (project_reads.cpp), whose gaps are far smaller
-  // than one width's, and float32 loses the square already at max length 12 (measured).
+  // within a group's reach. A map of two widths (a stable sort's target w1 + w2, width_part.cpp) is
+  // not one: its MLP steps along a line through both 1/(w+1) (project_reads.cpp), whose gaps are
+  // far smaller than one width's, and float32 loses the square already at max length 12 (measured).
   bool is_counted_key(NodeId side) const {
     const Node& node = program_.node(side);
     if (counts_keys(node)) return is_counting_width(side) && !is_length(side);
@@ -513,8 +519,8 @@ class Planner {
     // k + t == q is k == q - t where t (length, or a term) holds one value at every position.
     for (const NumberTerm& term : key_terms) {
       if (!position_invariant(program_, term.sop, mode_)) {
-        why = "one-hot: its keys add `" + program_.label(term.sop) +
-              "`, which can differ from position to position, so the sum is not a shift of indices";
+        why = "one-hot: its keys add " + program_.describe(term.sop) +
+              ", which can differ from position to position, so the sum is not a shift of indices";
         return false;
       }
       plan.terms.push_back({term.sop, -term.coefficient});
@@ -707,7 +713,7 @@ bool settle_query_terms(const Program& program, const Inference& inference, cons
     const Node& node = program.node(term.sop);
     const std::vector<NodeId> support =
         node.kind == NodeKind::Elementwise ? support_of(program, term.sop, &inference.cut) : std::vector{term.sop};
-    const std::string name = "`" + program.label(term.sop) + "`";
+    const std::string name = program.describe(term.sop);
     if (support.size() != 1 || !is_term_source(program.node(support[0])) ||
         inference.info[size_t(support[0])].encoding != Encoding::Categorical ||
         !inference.info[size_t(support[0])].values_known) {
@@ -756,11 +762,101 @@ bool settle_query_terms(const Program& program, const Inference& inference, cons
     return false;
   }
   std::string terms;
-  for (const NumberTerm& term : plan.terms) terms += (terms.empty() ? "`" : ", `") + program.label(term.sop) + "`";
+  for (const NumberTerm& term : plan.terms) terms += (terms.empty() ? "" : ", ") + program.describe(term.sop);
   why = "numerical: one head scores -(q-k)^2 up to a per-query constant over the number groups, its query adding " +
         terms + " read off the one-hot (" + fallback_text(plan) + "), O(1) dimensions instead of one per position" +
         float32_note(program, selector, plan, n);
   return true;
+}
+
+namespace {
+
+// An aggregate of a constant whose selector's conjunct `order` compares positions by <, <=, > or >=
+// (recognised above): the order scores beta * (s (q - k) + h), s = +-1 and h = -+1/2, at least
+// beta/2 where it holds and at most -beta/2 where not; each other conjunct's match scores G, more
+// than the order can swing. BOS scores G per other conjunct: below every selected key, above every
+// other.
+HeadScores order_scores(const LowerContext& ctx, NodeId order, NodeId selector) {
+  const PositionNumbers& numbers = ctx.inference.numbers;
+  const NumericSelect& plan = numbers.selects.at(order);
+  const double beta = numeric_select_beta(ctx.options.max_len), G = order_match_score(plan, ctx.options.max_len);
+  const int one = ctx.allocation.one;
+  int m = 0;
+  std::vector<Term> terms = selector_terms(ctx, selector, G, order, m);
+  const bool below = plan.comparison == Comparison::Lt || plan.comparison == Comparison::Le;  // k below q
+  const double s = below ? 1.0 : -1.0;
+  const double h = plan.comparison == Comparison::Lt || plan.comparison == Comparison::Gt ? -0.5 : 0.5;
+  // q - k = (q - a c) - a (i - c), c the centre, so that both factors stay near the number groups' scale.
+  const double a = double(plan.key.indices), c = numbers.centre;
+  Functional q = ctx.affine_value(plan.query, plan.length);
+  q.push_back({one, -a * c});
+  Functional query_part = scaled(q, beta * s);
+  query_part.push_back({one, beta * h});
+  terms.push_back({query_part, ctx.unit(one)});
+  if (a != 0) {
+    Functional k = ctx.number_value(ctx.indices_number());
+    k.push_back({one, -c});
+    terms.push_back({ctx.unit(one, -beta * s * a), k});
+  }
+  return {terms, ctx.unit(one, double(m) * G), {}};
+}
+
+}  // namespace
+
+std::optional<HeadScores> numerical_selector_scores(const LowerContext& ctx, NodeId id) {
+  const Program& program = ctx.program;
+  const Node& node = program.node(id);
+  const PositionNumbers& numbers = ctx.inference.numbers;
+  const double beta = numeric_select_beta(ctx.options.max_len);
+  const int one = ctx.allocation.one;
+  const NodeId indices = ctx.indices_number();
+  if (numbers.of(id) == NumberRole::LastIndex) {
+    // beta * (i - centre): the last position wins by beta over the one before it; BOS never.
+    Functional key = ctx.number_value(indices);
+    key.push_back({one, -numbers.centre});
+    return HeadScores{{{ctx.unit(one, beta), key}}, ctx.unit(one, -beta * (numbers.extent + 10.0)), {}};
+  }
+  if (node.kind == NodeKind::Aggregate && numbers.of(node.inputs[0]) == NumberRole::Select &&
+      numbers.selects.at(node.inputs[0]).comparison == Comparison::Eq) {
+    const NodeId sel = node.inputs[0];
+    const NumericSelect& plan = numbers.selects.at(sel);
+    const double a = double(plan.key.indices), key_centre = a * numbers.centre + double(plan.key.constant);
+    // q~ = q - key_centre, k~ = a * (i - centre): scores beta * (2 q~ k~ - k~^2).
+    Functional q = ctx.affine_value(plan.query, plan.length);
+    for (const NumberTerm& term : plan.terms)
+      for (const auto& [dim, w] : ctx.numeric_view(term.sop)) q.push_back({dim, w * double(term.coefficient)});
+    q.push_back({one, -key_centre});
+    // The keys' numbers: indices' group in the position embedding, or the width's from its MLP.
+    const NodeId key_source = plan.key_width >= 0 ? plan.key_width : indices;
+    Functional k = ctx.number_value(key_source);
+    k.push_back({one, -numbers.centre});
+    std::vector<Term> terms{{scaled(q, beta), scaled(k, 2.0 * a)},
+                            {ctx.unit(one, beta), scaled(ctx.centred_square(key_source), -a * a)}};
+    if (plan.fallback == Fallback::None) return HeadScores{terms, ctx.unit(one, -10.0 * beta), {}};
+    if (plan.fallback == Fallback::BeforeKeys) {
+      // BOS is the key of position -1, k~ = a*(-1 - centre), read through the same terms as every
+      // key: it matches the queries one step before the first key and is nearest to those further
+      // before, and a query that matches a key beats it by beta or more.
+      const double c = numbers.centre;
+      return HeadScores{terms, {}, {2.0 * a * (-1.0 - c), -a * a * (1.0 + c) * (1.0 + c)}};
+    }
+    // q~ = A (i - centre) + d, so q~^2 = A^2 (i - centre)^2 + 2 A d (i - centre) + d^2.
+    const double A = double(plan.query.indices);
+    const double d = A * numbers.centre + double(plan.query.constant) - key_centre;
+    Functional centred = ctx.number_value(indices);
+    centred.push_back({one, -numbers.centre});
+    Functional bos = scaled(ctx.centred_square(indices), beta * A * A);
+    for (const auto& entry : scaled(centred, 2.0 * beta * A * d)) bos.push_back(entry);
+    bos.push_back({one, beta * (d * d - 0.5)});
+    return HeadScores{terms, bos, {}};
+  }
+  if (node.kind == NodeKind::Aggregate) {
+    std::vector<NodeId> parts;
+    flatten_selector(program, node.inputs[0], NodeKind::SelectAnd, parts);
+    for (NodeId part : parts)
+      if (numbers.of(part) == NumberRole::Select) return order_scores(ctx, part, node.inputs[0]);
+  }
+  return std::nullopt;
 }
 
 }  // namespace raspc::compiler

@@ -1,17 +1,16 @@
-// A rewrite: `indices < selector_width(s)` (or `selector_width(s) > indices`, and their
-// negations `>=` / `<=`) becomes one head and one MLP step, whatever the maximum length. Before
-// inference, which would list the (index, width) pairs of the comparison and refuse them at long
-// lengths.
+// The width step, a construction: `indices < selector_width(s)` (or `selector_width(s) >
+// indices`, and their negations `>=` / `<=`) becomes one head and one MLP step, whatever the
+// maximum length. Here: its recognition (the rewrite width_steps, before inference, which would
+// list the (index, width) pairs of the comparison and refuse them at long lengths), what it
+// computes, its head's BOS score and its MLP's levels.
 //
 // Read as it is written, the comparison is a lookup over (index, width) pairs: n^2 of them, and
 // the width's one-hot of n + 1 values. But the width's head can compare for itself: where BOS
 // scores ln(i + 1/2) above a selected key instead of tying with it, BOS weighs as much as i + 1/2
 // keys, and its attention weight (i + 1/2)/(i + 1/2 + w) is below 1/2 exactly where w > i
-// (a WidthStep node, constructions/construction.hpp: lower_head.cpp writes the head, lower_mlp.cpp's scratch levels the
-// step, docs/long-contexts.md the float32 argument). Counting sorts (count_sorts.cpp) are made of
+// (docs/long-contexts.md gives the float32 argument). Counting sorts (count_sorts.cpp) are made of
 // these.
-#include "compiler/constructions/construction.hpp"
-#include "compiler/ir.hpp"
+#include "compiler/lower_internal.hpp"
 
 namespace raspc::compiler {
 namespace {
@@ -58,6 +57,32 @@ bool width_steps(Program& program) {
     return push_node(out, std::move(step));
   });
   return true;
+}
+
+std::vector<Value> WidthStep::evaluate(const std::vector<ConstructionInput>& inputs, int n) const {
+  std::vector<Value> out(static_cast<size_t>(n));
+  for (int q = 0; q < n; ++q) out[size_t(q)] = Value::of_bool((q < selected_keys(inputs[0], q, n)) != index_at_least);
+  return out;
+}
+
+Functional WidthStep::bos_score(const LowerContext& ctx, double B) const {
+  // BOS scores ln(i + 1/2) above a selected key, so it weighs as i + 1/2 of them and holds less
+  // than half the attention exactly where more than i keys are selected.
+  const std::vector<int>& ln = ctx.allocation.log_position;
+  return {{ctx.allocation.one, B}, {ln[0], 0.5 * ctx.allocation.log_position_scale},
+          {ln[1], -0.5 * ctx.allocation.log_position_scale}};
+}
+
+// BOS's weight (i + 1/2)/(i + 1/2 + c) at the extremes of each side, where false (c <= i) is at
+// least 1/2 + 1/(4(2i + 1/2)) and true (c > i) at most 1/2 - 1/(4(2i + 3/2)), closest to 1/2 at
+// the last index.
+std::vector<std::pair<Value, double>> WidthStep::scratch_levels(int max_len) const {
+  const double n = max_len;
+  const bool below = !index_at_least;  // the value where the width exceeds i
+  return {{Value::of_bool(below), 0.5 / (n + 0.5)},
+          {Value::of_bool(below), 0.5 - 0.25 / (2.0 * n - 0.5)},
+          {Value::of_bool(!below), 0.5 + 0.25 / (2.0 * n - 1.5)},
+          {Value::of_bool(!below), 1.0}};
 }
 
 }  // namespace raspc::compiler
