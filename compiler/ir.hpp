@@ -400,10 +400,6 @@ std::optional<ReadProjection> project_reads(const std::vector<ProjectedGroup>& g
 // The half-gap of the groups' points along one lambda; negative where points with different
 // outputs coincide.
 double projected_half_gap(const std::vector<ProjectedGroup>& groups, double lambda);
-// The units of a projected lookup (job.projected()): two a step where its value changes between
-// neighbours along the line, and a gate per group (lower_mlp.cpp). None past the limits.
-std::optional<size_t> projected_units(const Program& program, const Inference& inference, const MlpJob& job,
-                                      int max_len);
 // The lambda along which a lookup of `node` over `support` with `reads` (two numeric) reads its
 // two numeric inputs as one, if any.
 std::optional<double> projection_for(const Program& program, const Inference& inference, NodeId node,
@@ -491,13 +487,31 @@ struct Lowered {
   double min_mlp_margin = 1e30;             // smallest |pre-activation| margin designed in
 };
 
-// The compile budget (budget.cpp): the parameters the model will have, estimated before lowering
-// (and the s-op that contributes most, when `dominant` is given); check_budget refuses above
-// options.max_parameters at that s-op.
-size_t estimate_parameters(const Program& program, const Inference& inference, const Schedule& schedule,
-                           const Allocation& allocation, const CompileOptions& options, NodeId* dominant);
+// The compile budget (budget.cpp). A model's parameters are base + n * per_unit, n the MLP units
+// of its widest block: everything but the MLPs is known once the residual is allocated, and the
+// lowering counts the units as it builds them (UnitCount, lower_internal.hpp), so the budget is
+// the model's own count. check_budget refuses before lowering where the base alone passes
+// options.max_parameters; lower() refuses once its units do, naming the s-op that contributes most.
+struct ModelSize {
+  size_t base = 0;      // with no MLP units
+  size_t per_unit = 0;  // what one more unit in the widest block adds
+  int blocks = 0;
+  double per_dimension = 0;  // what one residual dimension costs (a row of every matrix on it)
+  // A model with blocks has at least one unit (assemble.cpp: a zero-width MLP crashes peers).
+  size_t parameters(size_t units) const { return base + per_unit * std::max<size_t>(units, 1); }
+  // The most units the widest block may have for the model to stay within `limit` (0: none).
+  size_t most_units(size_t limit) const;
+};
+ModelSize model_size(int width, int blocks, int vocab_size, int max_len);
+// The model's size before lowering: the padded residual width and the vocabulary as lower() makes
+// them.
+ModelSize planned_size(const Program& program, const Inference& inference, const Schedule& schedule,
+                       const Allocation& allocation, const CompileOptions& options);
 void check_budget(const Program& program, const Inference& inference, const Schedule& schedule,
                   const Allocation& allocation, const CompileOptions& options);
+struct UnitCount;
+[[noreturn]] void refuse_over_budget(const Program& program, const Allocation& allocation, const ModelSize& size,
+                                     const UnitCount& count, const CompileOptions& options);
 
 // The inputs verification checks: every input of each length up to exhaustive_len, the longest
 // whose running total stays within options.exhaustive_limit, then options.samples random inputs
@@ -525,6 +539,10 @@ VerificationEstimate estimate_verification(const VerificationBackend& forward, c
 
 Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
               const Allocation& allocation, const CompileOptions& options);
+// The model's vocabulary as lower() makes it: BOS, the input symbols, then the output's values
+// that are not input symbols (vocab, input_ids, output_token_of_value).
+void build_vocabulary(const Program& program, const Inference& inference, const CompileOptions& options,
+                      Lowered& out);
 
 Model assemble(const Program& program, const Inference& inference, const Allocation& allocation,
                const Lowered& lowered, const CompileOptions& options);

@@ -208,6 +208,28 @@ int padded_width(const LowerContext& ctx) {
   return n_head * std::max(d_needed, (ctx.allocation.width() + n_head - 1) / n_head);
 }
 
+void build_vocabulary(const Program& program, const Inference& inference, const CompileOptions& options,
+                      Lowered& out) {
+  // BOS, the input symbols, then output values that are not input symbols.
+  out.vocab.push_back("<bos>");
+  for (const Value& v : options.vocab) {
+    out.input_ids.push_back(int(out.vocab.size()));
+    out.vocab.push_back(to_display(v));
+  }
+  const NodeId output = program.output;
+  if (inference.info[size_t(output)].encoding != Encoding::Categorical) return;
+  for (const Value& v : inference.info[size_t(output)].values) {
+    std::string text = to_display(v);
+    auto it = std::find(out.vocab.begin() + 1, out.vocab.end(), text);
+    if (it == out.vocab.end()) {
+      out.output_token_of_value.push_back(int(out.vocab.size()));
+      out.vocab.push_back(text);
+    } else {
+      out.output_token_of_value.push_back(int(it - out.vocab.begin()));
+    }
+  }
+}
+
 Lowered lower(const Program& program, const Inference& inference, const Schedule& schedule,
               const Allocation& allocation, const CompileOptions& options) {
   LowerContext ctx{program, inference, schedule, allocation, options};
@@ -216,26 +238,9 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
   ctx.width = padded_width(ctx);
   out.width = ctx.width;
 
-  // Vocabulary: BOS, the input symbols, then output values that are not input symbols.
-  out.vocab.push_back("<bos>");
-  for (const Value& v : options.vocab) {
-    out.input_ids.push_back(int(out.vocab.size()));
-    out.vocab.push_back(to_display(v));
-  }
-  NodeId output = program.output;
-  bool categorical_output = inference.info[size_t(output)].encoding == Encoding::Categorical;
-  if (categorical_output) {
-    for (const Value& v : inference.info[size_t(output)].values) {
-      std::string text = to_display(v);
-      auto it = std::find(out.vocab.begin() + 1, out.vocab.end(), text);
-      if (it == out.vocab.end()) {
-        out.output_token_of_value.push_back(int(out.vocab.size()));
-        out.vocab.push_back(text);
-      } else {
-        out.output_token_of_value.push_back(int(it - out.vocab.begin()));
-      }
-    }
-  }
+  build_vocabulary(program, inference, options, out);
+  const NodeId output = program.output;
+  const bool categorical_output = inference.info[size_t(output)].encoding == Encoding::Categorical;
 
   // Embeddings. Every token row has exactly two entries of kTokenAmplitude: its input one-hot (or
   // BOS) and, for a symbol the output can take, the output dimension, else `pad`. Equal rows
@@ -292,6 +297,13 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     }
   }
 
+  // The budget: the model's parameters with n MLP units in its widest block are base + n * slope
+  // (the width, the blocks, the vocabulary and the positions are known now); its MLP units are
+  // counted against --max-parameters as they are built.
+  const ModelSize size = model_size(ctx.width, schedule.blocks, int(out.vocab.size()), options.max_len);
+  UnitCount count;
+  count.most_units = size.most_units(options.max_parameters);
+
   // Blocks, simulating BOS as we go.
   std::vector<double> bos(size_t(ctx.width), 0.0);
   for (const auto& [dim, w] : out.wte[0]) bos[size_t(dim)] += w;
@@ -310,7 +322,8 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     auto moments = nominal_moments(ctx, 2 * b - 1);
     block.ln2_gain = ln ? nominal_sigma(ctx, moments) : 1.0;
     lower_mlp(ctx, schedule.mlps[size_t(b - 1)], moments.first, moments.second, block.ln2_gain, block,
-              out.min_mlp_margin);
+              out.min_mlp_margin, count);
+    if (count.over) continue;  // the rest is only counted: BOS no longer matters
     y = layer_norm(bos, block.ln2_gain, ln);
     std::vector<double> h = read_through(block.fc, y);
     for (size_t i = 0; i < h.size(); ++i) {
@@ -322,6 +335,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     for (int c = 0; c < ctx.width; ++c) bos[size_t(c)] += block.proj_bias[size_t(c)];
     out.blocks.push_back(std::move(block));
   }
+  if (count.over) refuse_over_budget(program, allocation, size, count, options);
   // ln_f: the correct output's logit exceeds every other by about 50 * (1 - 2e).
   out.lnf_gain = ln ? nominal_sigma(ctx, nominal_moments(ctx, 2 * schedule.blocks)) * 50.0 / e : 1.0;
   return out;

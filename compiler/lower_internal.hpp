@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -111,9 +112,26 @@ double selection_match_score(int max_len);
 // Q/K or V dimensions than it gives each (the budget estimates with it too).
 int padded_width(const LowerContext& ctx);
 
+// The compile budget's count: the MLP units the lowering builds, against --max-parameters as they
+// are built. Past the limit the units are counted and not kept (no matrices are made), so an
+// oversized model costs its enumeration only, and the refusal (budget.cpp) gives its whole size.
+struct UnitCount {
+  size_t most_units = 0;  // the most units the widest block may have within the limit (no limit: max)
+  size_t widest = 0;      // the most units of a block so far
+  size_t in_block = 0;    // units of the block being lowered
+  bool over = false;      // the limit is passed: count only
+  NodeId making = -1;     // the s-op whose job group is being lowered
+  std::map<NodeId, size_t> by_node;  // units by the s-op whose job group made them
+
+  void add() {
+    ++by_node[making];
+    if (++in_block > most_units) over = true;
+  }
+};
 // The MLP of one block; `nominal_sum`/`nominal_square` describe ln_2's input at a normal position
-// with every numerical value at 0, and `gain` is ln_2's gain.
+// with every numerical value at 0, and `gain` is ln_2's gain. Its units are counted in `count`;
+// past the limit the block gets none (count.over).
 void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double nominal_sum,
-               double nominal_square, double gain, LoweredBlock& block, double& min_margin);
+               double nominal_square, double gain, LoweredBlock& block, double& min_margin, UnitCount& count);
 
 }  // namespace raspc::compiler

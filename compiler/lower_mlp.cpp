@@ -45,6 +45,7 @@ struct Builder {
   const LowerContext& ctx;
   LoweredBlock& block;
   double& min_margin;
+  UnitCount& count;
   std::vector<Functional> fc_columns;
   std::vector<double> fc_bias;
   std::vector<Target> proj_rows;
@@ -52,6 +53,8 @@ struct Builder {
   Target proj_bias;
 
   void unit(Functional in, double bias, Target out, std::string label) {
+    count.add();
+    if (count.over) return;  // past --max-parameters: counted, not kept
     fc_columns.push_back(std::move(in));
     fc_bias.push_back(bias);
     proj_rows.push_back(std::move(out));
@@ -716,8 +719,9 @@ std::optional<SumRead> find_sum_read(const std::vector<const std::vector<Value>*
 }
 
 void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double nominal_sum, double nominal_square,
-               double gain, LoweredBlock& block, double& min_margin) {
-  Builder builder{ctx, block, min_margin, {}, {}, {}, {}, {}};
+               double gain, LoweredBlock& block, double& min_margin, UnitCount& count) {
+  Builder builder{ctx, block, min_margin, count, {}, {}, {}, {}, {}};
+  count.in_block = 0;
   // Jobs reading the same inputs the same way share their units (a selector width's one-hot
   // and its eraser, two maps of the same s-ops).
   // A width step erases its scratch linearly, in a group of its own: what it holds is not a
@@ -737,7 +741,12 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
       }
     if (!placed) groups.push_back({&job});
   }
-  for (const auto& group : groups) lower_group(ctx, group, nominal_sum, nominal_square, gain, builder);
+  for (const auto& group : groups) {
+    count.making = group.front()->node;
+    lower_group(ctx, group, nominal_sum, nominal_square, gain, builder);
+  }
+  count.widest = std::max(count.widest, count.in_block);
+  if (count.over) return;  // refused once every block is counted (lower.cpp)
 
   const int C = ctx.width, I = int(builder.fc_columns.size());
   block.fc = Matrix(C, I);

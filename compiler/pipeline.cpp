@@ -118,14 +118,15 @@ const std::vector<Pass>& pipeline() {
          return false;
        },
        [](const CompileState& s, const std::string&) { return dump_allocation(s.allocation); }},
-      {"budget", "an allocation", "the model's estimated parameters are within --max-parameters", true,
+      {"budget", "an allocation", "the model's parameters but its MLP units are within --max-parameters", true,
        [](CompileState& s) {
          check_budget(s.program, s.inference, s.schedule, s.allocation, s.options);
          return false;
        },
        [](const CompileState& s, const std::string&) { return dump_budget(s.program, s.inference, s.schedule, s.allocation, s.options); }},
       {"lower", "a schedule, an allocation and the budget",
-       "every head (W_Q, W_K, W_V, W_O) and MLP as matrices over the residual dimensions", true,
+       "every head (W_Q, W_K, W_V, W_O) and MLP as matrices over the residual dimensions, its units counted "
+       "against --max-parameters as they are built", true,
        [](CompileState& s) {
          s.lowered = lower(s.program, s.inference, s.schedule, s.allocation, s.options);
          return false;

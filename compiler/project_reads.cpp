@@ -192,19 +192,6 @@ bool lookup_points(const Program& program, const Inference& inference, NodeId no
 
 }  // namespace
 
-std::optional<size_t> projected_units(const Program& program, const Inference& inference, const MlpJob& job,
-                                      int max_len) {
-  std::vector<ProjectedGroup> groups;
-  if (!lookup_points(program, inference, job.node, job.inputs, job.reads, max_len, groups)) return std::nullopt;
-  std::vector<std::pair<double, int>> line;
-  size_t steps = 0;
-  for (const ProjectedGroup& group : groups) {
-    sort_along(group, job.projected_lambda, line);
-    for (size_t j = 1; j < line.size(); ++j) steps += line[j].second != line[j - 1].second;
-  }
-  return 2 * steps + groups.size();
-}
-
 std::optional<double> projection_for(const Program& program, const Inference& inference, NodeId node,
                                      const std::vector<NodeId>& support, const std::vector<ReadKind>& reads,
                                      int max_len) {
