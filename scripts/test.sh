@@ -3,7 +3,7 @@
 # one replay of each fuzz target's seed corpus (label corpus). Then it builds the same suite with
 # AddressSanitizer and UndefinedBehaviorSanitizer in build-asan and runs it again, halting on the
 # first report (RASPC_SANITIZE=0 leaves that pass out). Together, from a clean clone, they took
-# 10:39 on a quiet 2-core machine (1,236 s of CPU; bench/RESULTS.md, "Reliability").
+# 14:11 on a quiet 2-core machine on 2026-12-03 (bench/RESULTS.md, "Reliability").
 # Opt-in: ctest --test-dir build -L long (the long sweeps), -L interop (the exports in the peers'
 # runtimes, after scripts/setup-interop.sh), ctest --test-dir build -L fuzz
 # (libFuzzer for RASPC_FUZZ_SECONDS per target; needs clang++-14).
