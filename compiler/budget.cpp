@@ -5,8 +5,8 @@
 // (padded as the lowering pads it for the heads), the blocks, the vocabulary and the positions are
 // known once the residual is allocated, so check_budget refuses there where the base alone is too
 // large. The units are the lowering's own: lower_mlp counts each unit it builds (UnitCount), and
-// past the limit counts without keeping, so the refusal gives the model's whole size and the
-// budget and the model cannot disagree.
+// the one that passes the limit stops it, so the budget and the model cannot disagree, and an
+// oversized model costs only the units within the limit.
 //
 // The verification time is estimated as a cost per input (the interpreter's evaluation and the
 // bookkeeping) plus the FLOPs of every input's verification forward over the model's nonzero
@@ -82,22 +82,25 @@ NodeId dominant_sop(const Program& program, const Allocation& allocation, const 
   return dominant;
 }
 
-// `units` empty: before lowering, `total` is the model without its MLP units.
+// Before lowering (`block` < 0): the model without its MLP units, `total`, is already too large.
+// In it: block `block`'s MLP units have just passed the limit, `units` those counted so far.
 [[noreturn]] void refuse(const Program& program, const Allocation& allocation, const ModelSize& size, size_t total,
-                         const std::map<NodeId, size_t>& units, const CompileOptions& options) {
+                         int block, const std::map<NodeId, size_t>& units, const CompileOptions& options) {
   size_t dims = 0, count = 0;
   const NodeId dominant = dominant_sop(program, allocation, size, units, dims, count);
   std::string what;
   if (dominant >= 0) {
     what = "; most of it is " + program.describe(dominant) + ": " + with_commas(double(dims)) + " residual dimension" +
            (dims == 1 ? "" : "s");
-    if (count > 0) what += " and " + with_commas(double(count)) + " MLP unit" + (count == 1 ? "" : "s");
+    if (count > 0) what += " and " + with_commas(double(count)) + " MLP unit" + (count == 1 ? "" : "s") + " so far";
   }
-  const bool whole = !units.empty() || size.blocks == 0;
-  std::string message = "the model would have " + std::string(whole ? "" : "at least ") + with_commas(double(total)) +
-                        " parameters" + (whole ? "" : " before its MLP units") + ", more than --max-parameters " +
-                        with_commas(double(options.max_parameters)) + what +
-                        "; raise --max-parameters, or use a smaller --max-len or vocabulary";
+  const std::string limit = "--max-parameters " + with_commas(double(options.max_parameters));
+  std::string message =
+      block < 0 ? "the model would have at least " + with_commas(double(total)) +
+                      " parameters before its MLP units, more than " + limit
+                : "the model would have more parameters than " + limit + ": block " + std::to_string(block) +
+                      "'s MLP passes it";
+  message += what + "; raise --max-parameters, or use a smaller --max-len or vocabulary";
   const Span* where = dominant >= 0 && program.node(dominant).span.file ? &program.node(dominant).span : nullptr;
   if (where) fail_at(*where, message);
   fail_file("raspc compile", message);
@@ -110,12 +113,12 @@ void check_budget(const Program& program, const Inference& inference, const Sche
   if (options.max_parameters == 0) return;
   const ModelSize size = planned_size(program, inference, schedule, allocation, options);
   if (size.parameters(0) <= options.max_parameters) return;
-  refuse(program, allocation, size, size.parameters(0), {}, options);
+  refuse(program, allocation, size, size.parameters(0), -1, {}, options);
 }
 
 void refuse_over_budget(const Program& program, const Allocation& allocation, const ModelSize& size,
                         const UnitCount& count, const CompileOptions& options) {
-  refuse(program, allocation, size, size.parameters(count.widest), count.by_node, options);
+  refuse(program, allocation, size, size.parameters(count.widest), count.block, count.by_node, options);
 }
 
 std::string dump_budget(const Program& program, const Inference& inference, const Schedule& schedule,

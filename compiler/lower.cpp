@@ -299,7 +299,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
 
   // The budget: the model's parameters with n MLP units in its widest block are base + n * slope
   // (the width, the blocks, the vocabulary and the positions are known now); its MLP units are
-  // counted against --max-parameters as they are built.
+  // counted against --max-parameters as they are built, and the one that passes it is refused.
   const ModelSize size = model_size(ctx.width, schedule.blocks, int(out.vocab.size()), options.max_len);
   UnitCount count;
   count.most_units = size.most_units(options.max_parameters);
@@ -321,9 +321,13 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     }
     auto moments = nominal_moments(ctx, 2 * b - 1);
     block.ln2_gain = ln ? nominal_sigma(ctx, moments) : 1.0;
-    lower_mlp(ctx, schedule.mlps[size_t(b - 1)], moments.first, moments.second, block.ln2_gain, block,
-              out.min_mlp_margin, count);
-    if (count.over) continue;  // the rest is only counted: BOS no longer matters
+    count.block = b - 1;
+    try {
+      lower_mlp(ctx, schedule.mlps[size_t(b - 1)], moments.first, moments.second, block.ln2_gain, block,
+                out.min_mlp_margin, count);
+    } catch (const BudgetPassed&) {
+      refuse_over_budget(program, allocation, size, count, options);
+    }
     y = layer_norm(bos, block.ln2_gain, ln);
     std::vector<double> h = read_through(block.fc, y);
     for (size_t i = 0; i < h.size(); ++i) {
@@ -335,7 +339,6 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     for (int c = 0; c < ctx.width; ++c) bos[size_t(c)] += block.proj_bias[size_t(c)];
     out.blocks.push_back(std::move(block));
   }
-  if (count.over) refuse_over_budget(program, allocation, size, count, options);
   // ln_f: the correct output's logit exceeds every other by about 50 * (1 - 2e).
   out.lnf_gain = ln ? nominal_sigma(ctx, nominal_moments(ctx, 2 * schedule.blocks)) * 50.0 / e : 1.0;
   return out;

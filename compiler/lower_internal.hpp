@@ -113,19 +113,20 @@ double selection_match_score(int max_len);
 int padded_width(const LowerContext& ctx);
 
 // The compile budget's count: the MLP units the lowering builds, against --max-parameters as they
-// are built. Past the limit the units are counted and not kept (no matrices are made), so an
-// oversized model costs its enumeration only, and the refusal (budget.cpp) gives its whole size.
+// are built. The unit that passes the limit stops the lowering (BudgetPassed, refused by lower():
+// budget.cpp), before any matrix is made and without enumerating the rest of an oversized model.
+struct BudgetPassed {};
 struct UnitCount {
   size_t most_units = 0;  // the most units the widest block may have within the limit (no limit: max)
   size_t widest = 0;      // the most units of a block so far
   size_t in_block = 0;    // units of the block being lowered
-  bool over = false;      // the limit is passed: count only
+  int block = 0;          // the block being lowered (0-based)
   NodeId making = -1;     // the s-op whose job group is being lowered
   std::map<NodeId, size_t> by_node;  // units by the s-op whose job group made them
 
   void add() {
     ++by_node[making];
-    if (++in_block > most_units) over = true;
+    if (++in_block > most_units) throw BudgetPassed{};
   }
 };
 // The MLP of one block; `nominal_sum`/`nominal_square` describe ln_2's input at a normal position

@@ -54,7 +54,6 @@ struct Builder {
 
   void unit(Functional in, double bias, Target out, std::string label) {
     count.add();
-    if (count.over) return;  // past --max-parameters: counted, not kept
     fc_columns.push_back(std::move(in));
     fc_bias.push_back(bias);
     proj_rows.push_back(std::move(out));
@@ -746,7 +745,6 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
     lower_group(ctx, group, nominal_sum, nominal_square, gain, builder);
   }
   count.widest = std::max(count.widest, count.in_block);
-  if (count.over) return;  // refused once every block is counted (lower.cpp)
 
   const int C = ctx.width, I = int(builder.fc_columns.size());
   block.fc = Matrix(C, I);

@@ -225,8 +225,8 @@ TEST_CASE("the budget refuses a model above --max-parameters, at the s-op that d
   o.verify = false;
   o.max_parameters = 200000;  // it has 259,994, of which 184,400 are not MLP units
   std::string error = compile_error(partition, o);
-  CHECK(error.find("test.rasp:1:10: error: the model would have 259,994 parameters, more than --max-parameters "
-                   "200,000; most of it is ") != std::string::npos);
+  CHECK(error.find("test.rasp:1:10: error: the model would have more parameters than --max-parameters 200,000: "
+                   "block 0's MLP passes it; most of it is ") != std::string::npos);
   // Below the rest of the model, before lowering: what is counted by then, said as a lower bound.
   o.max_parameters = 100000;
   error = compile_error(partition, o);
@@ -244,8 +244,13 @@ TEST_CASE("the budget counts the residual as the lowering pads it for the heads"
   CompileOptions o = test_options(header_vocabulary(f.header), 64, Mode::Bidirectional);
   o.verify = false;
   o.max_parameters = 2000000;
-  CHECK(compile_error(f.program, o).find("error: the model would have 2,461,100 parameters, more than "
-                                         "--max-parameters 2,000,000; most of it is `key`") != std::string::npos);
+  CHECK(compile_error(f.program, o).find("error: the model would have more parameters than --max-parameters "
+                                         "2,000,000: block 0's MLP passes it; most of it is `key`") !=
+        std::string::npos);
+  o.max_parameters = 2461099;  // one below the model: the budget is the lowering's own count
+  CHECK(compile_error(f.program, o).find("more parameters than --max-parameters 2,461,099") != std::string::npos);
+  o.max_parameters = 2461100;
+  CHECK(compile_error(f.program, o) == "");
   // Below the rest of the model, the refusal comes before lowering and says what it has counted.
   o.max_parameters = 1000000;
   CHECK(compile_error(f.program, o).find("error: the model would have at least 1,848,047 parameters before its MLP "
@@ -255,8 +260,8 @@ TEST_CASE("the budget counts the residual as the lowering pads it for the heads"
 }
 
 TEST_CASE("the budget and the model cannot disagree: every program refused one parameter below its size") {
-  // Its own count, not an estimate: at the model's size it compiles, one below it is refused
-  // naming that size. (The estimate it replaced agreed on 1 program of 19 at max length 16.)
+  // Its own count, not an estimate: at the model's size it compiles, one below it is refused. (The
+  // estimate it replaced agreed on 1 program of 19 at max length 16.)
   for (const auto& path : program_paths()) {
     const ProgramFile f = load_program(path.stem().string());
     INFO(path.stem().string());
@@ -269,11 +274,13 @@ TEST_CASE("the budget and the model cannot disagree: every program refused one p
     o.max_parameters = parameters;
     CHECK(compile_error(f.program, o) == "");
     o.max_parameters = parameters - 1;
-    // Refused in the lowering with the model's size, or before it where the model has no MLP units
-    // but the one every block keeps (assemble.cpp), its size then as a lower bound.
+    // Refused in the lowering as its last unit passes the limit, or before it where the model has
+    // no MLP units but the one every block keeps (assemble.cpp), its size then given.
     const std::string error = compile_error(f.program, o);
-    CHECK(error.find(" " + with_commas(double(parameters)) + " parameters") != std::string::npos);
-    CHECK(error.find("more than --max-parameters " + with_commas(double(parameters - 1))) != std::string::npos);
+    const std::string limit = "--max-parameters " + with_commas(double(parameters - 1));
+    CHECK((error.find("more parameters than " + limit) != std::string::npos ||
+           error.find(" " + with_commas(double(parameters)) + " parameters before its MLP units, more than " + limit) !=
+               std::string::npos));
   }
 }
 
