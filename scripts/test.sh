@@ -3,7 +3,8 @@
 # one replay of each fuzz target's seed corpus (label corpus). Then it builds the same suite with
 # AddressSanitizer and UndefinedBehaviorSanitizer in build-asan and runs it again, halting on the
 # first report (RASPC_SANITIZE=0 leaves that pass out). Together, from a clean clone, they took
-# 14:11 on a quiet 2-core machine on 2026-12-03 (bench/RESULTS.md, "Reliability").
+# 14:11 and 15:48 (a slower run of the same machine) on 2 cores on 2026-12-03, before the two
+# float32 sweeps left the sanitized run (bench/RESULTS.md, "Reliability").
 # Opt-in: ctest --test-dir build -L long (the long sweeps), -L interop (the exports in the peers'
 # runtimes, after scripts/setup-interop.sh), ctest --test-dir build -L fuzz
 # (libFuzzer for RASPC_FUZZ_SECONDS per target; needs clang++-14).
@@ -44,12 +45,15 @@ if [[ "${RASPC_SANITIZE:-1}" == 1 ]]; then
   # stack: AddressSanitizer's frames are several times larger, and the evaluator's depth limit
   # (language/evaluate_internal.hpp) is sized for an 8 MB stack without it. Left out: one test
   # that wants two forwards bit-identical (a model and its export with one zero MLP unit); in this
-  # build one logit differs in its last digit, with no sanitizer report (bench/RESULTS.md).
+  # build one logit differs in its last digit, with no sanitizer report (bench/RESULTS.md). And
+  # two float32 sweeps over long lengths (a numerical selector's limit, a split width's error),
+  # which the normal suite runs: their code runs sanitized in the short-length tests, and here
+  # they took 2.5 of CI's 15 minutes (bench/RESULTS.md, "Reliability").
   (
     ulimit -s 65536
     ASAN_OPTIONS=halt_on_error=1:detect_leaks=0:abort_on_error=1 \
       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       ctest --test-dir build-asan -j"$(nproc)" --output-on-failure -LE 'long|interop|fuzz|cuda|python' \
-        -E '^runtime: ?hf export of a causal model needs no mask'
+        -E "^runtime: ?hf export of a causal model needs no mask|^compiler: ?a numerical selector that float32 cannot resolve|^compiler: ?a split width's parts hold their keys' weight"
   )
 fi
