@@ -264,12 +264,28 @@ void bind_models(py::module_& module) {
              return translating_errors("InputError", [&] { return forward(m, tokens, capture, device); });
            },
            py::arg("tokens"), py::arg("capture"), py::arg("device"))
+      // The residual stages' names, as `run --trace` and `view` name them (runtime/residual_trace).
+      .def("stage_names", [](const PyModel& m) { return stage_names(m.model.config.n_layer); })
       .def("decode_stream",
-           [](const PyModel& m, const py::handle& residual, const std::vector<int>& ids) {
+           [](const PyModel& m, const py::handle& residual, const py::handle& token_ids) {
+             // The forward's own token ids; anything else is refused, not indexed with.
+             std::vector<int> ids;
+             try {
+               ids = token_ids.cast<std::vector<int>>();
+             } catch (const py::cast_error&) {
+               raise_raspc_error("InputError", "ids: error: must be the forward's token ids, a list of ints");
+             }
+             for (int id : ids)
+               if (id < 0 || id >= m.model.config.vocab_size)
+                 raise_raspc_error("InputError", "ids: error: " + std::to_string(id) + " is no token id of this model (0 to " +
+                                                     std::to_string(m.model.config.vocab_size - 1) + ")");
              // What can fail past the shape check is the file's placement metadata.
-             return translating_errors("FileError", [&] {
-               return decode_stream(m, py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(residual), ids);
-             });
+             const auto array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(residual);
+             if (!array) {
+               PyErr_Clear();  // ensure's own conversion error: ours says what is wanted
+               raise_raspc_error("InputError", "residual: error: must be the forward's stream, a float array");
+             }
+             return translating_errors("FileError", [&] { return decode_stream(m, array, ids); });
            },
            py::arg("residual"), py::arg("ids"))
       .def("save",
@@ -298,8 +314,6 @@ void bind_models(py::module_& module) {
           },
           py::arg("name"));
 
-  // The residual stages' names, as `run --trace` and `view` name them (runtime/residual_trace).
-  module.def("stage_names", [](int n_layer) { return stage_names(n_layer); }, py::arg("n_layer"));
   module.def(
       "load",
       [](const std::string& path) {

@@ -526,6 +526,8 @@ ENTRY = {
     "forward": lambda v: model.forward(v),
     "forward capture": lambda v: model.forward("ab", capture=v),
     "decode_residual": lambda v: model.decode_residual("ab", v),
+    "decode_stream residual": lambda v: model._native.decode_stream(v, [0, 1, 2]),
+    "decode_stream ids": lambda v: model._native.decode_stream(model.forward("ab").residual, v),
     "save": lambda v: model.save(inside(v, "s")),
     "export path": lambda v: model.export(inside(v, "e"), "gguf"),
     "export format": lambda v: model.export(os.path.join(scratch, "f.out"), v),
@@ -543,7 +545,7 @@ for value in HOSTILE:
 
 def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path):
     entries = [line.split('"')[1] for line in HOSTILE_SCRIPT.splitlines() if line.startswith('    "')]
-    assert len(entries) == 23
+    assert len(entries) == 25
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE_SCRIPT)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
