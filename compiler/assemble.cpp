@@ -50,17 +50,12 @@ std::vector<std::string> snappable_values(const SopInfo& info) {
 // "hist.rasp:5:8" for a node's expression, the whole source line it starts on, and its own text.
 nlohmann::json source_of(const Span& span) {
   if (!span.valid()) return nullptr;
-  const std::string& text = span.file->text;
-  const LineColumn at = line_column(*span.file, span.begin);
-  const size_t newline = span.begin == 0 ? std::string::npos : text.rfind('\n', span.begin - 1);
-  const size_t first = newline == std::string::npos ? 0 : newline + 1;
-  const size_t last = std::min(text.find('\n', span.begin), text.size());
-  const size_t end = std::min<size_t>(span.end, text.size());
+  const SourceExcerpt excerpt = excerpt_of(span);
   // The file's own name: where it was compiled from says nothing to a reader of the model.
-  const std::string file = std::filesystem::path(span.file->name).filename().string();
-  return {{"at", file + ":" + std::to_string(at.line) + ":" + std::to_string(at.column)},
-          {"line", text.substr(first, last - first)},
-          {"text", text.substr(span.begin, end > span.begin ? end - span.begin : 0)}};
+  const std::string file = std::filesystem::path(excerpt.file).filename().string();
+  return {{"at", file + ":" + std::to_string(excerpt.at.line) + ":" + std::to_string(excerpt.at.column)},
+          {"line", excerpt.line},
+          {"text", excerpt.text}};
 }
 
 
@@ -152,6 +147,43 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
   return model;
 }
 
+namespace {
+
+bool lowered_head(const Lowered& lowered, NodeId id) {
+  for (const LoweredBlock& block : lowered.blocks)
+    for (const LoweredHead& head : block.heads)
+      if (head.node == id) return true;
+  return false;
+}
+
+// The names pictures and tables show (Program::shown_name), one a node: where two nodes would show
+// alike (the nodes one library call makes), each adds its line and column; where they still do (a
+// def called twice), they are numbered in the program's order, which is the calls' order.
+std::map<NodeId, std::string> shown_names(const Program& program, const std::function<bool(NodeId)>& listed) {
+  std::map<NodeId, std::string> shown;
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id)
+    if (listed(id)) shown[id] = program.shown_name(id);
+  auto uses = [&] {
+    std::map<std::string, int> count;
+    for (const auto& entry : shown) ++count[entry.second];
+    return count;
+  };
+  std::map<std::string, int> count = uses();
+  for (auto& [id, name] : shown) {
+    const Span& span = program.node(id).span;
+    if (count[name] < 2 || !span.valid() || program.named_in_source(id)) continue;
+    const LineColumn at = line_column(*span.file, span.begin);
+    name += " at " + std::to_string(at.line) + ":" + std::to_string(at.column);
+  }
+  count = uses();
+  std::map<std::string, int> seen;
+  for (auto& [id, name] : shown)
+    if (const int n = count[name]; n > 1) name += " (" + std::to_string(++seen[name]) + " of " + std::to_string(n) + ")";
+  return shown;
+}
+
+}  // namespace
+
 nlohmann::json placement_metadata(const Program& program, const Inference& inference, const Schedule& schedule,
                                   const Allocation& allocation, const Lowered& lowered, int max_len) {
   auto has_dims = [&](NodeId id) {
@@ -165,6 +197,9 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
       else if (std::find(out.begin(), out.end(), input) == out.end()) out.push_back(input);
     }
   };
+  const std::map<NodeId, std::string> shown = shown_names(program, [&](NodeId id) {
+    return has_dims(id) || allocation.scratch.count(id) || lowered_head(lowered, id);
+  });
   nlohmann::json sops = nlohmann::json::array();
   auto add = [&](NodeId id, const std::vector<int>& dims, bool numerical, int stage, bool scratch) {
     const SopInfo& info = inference.info[size_t(id)];
@@ -185,6 +220,7 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     else if (scratch)
       for (int w = max_len; w >= -1; --w) values.push_back(w < 0 ? "0" : w == 0 ? "1" : "1/" + std::to_string(w + 1));
     sops.push_back({{"name", program.label(id) + (scratch ? ".scratch" : "")},
+                    {"shown", shown.at(id) + (scratch ? " (scratch)" : "")},
                     {"kind", scratch ? "scratch" : schema_kind(program.node(id))},
                     {"encoding", numerical ? "numerical" : "categorical"},
                     {"dims", dims},
@@ -210,6 +246,7 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     for (const LoweredHead& head : block.heads) {
       const Node& node = program.node(head.node);
       layer.push_back({{"sop", program.label(head.node)},
+                       {"shown", shown.at(head.node)},
                        {"kind", schema_kind(node)},
                        {"selector", source_of(program.node(node.inputs.at(0)).span)},
                        {"source", source_of(node.span)}});

@@ -10,6 +10,7 @@
 //
 // Bidirectional only (a causal query sees a prefix, and its counts are not the sorted order's).
 #include <algorithm>
+#include <map>
 
 #include "compiler/ir.hpp"
 
@@ -146,6 +147,7 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
     any = any || plans[size_t(id)].has_value();
   }
   if (!any) return false;
+  std::map<std::string, std::string> steps;  // by the name of each `indices < c_j`: which step it is
   program = rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
     if (!plans[size_t(id)]) return NodeId(-1);
     const CountingSort& plan = *plans[size_t(id)];
@@ -178,6 +180,7 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
       less.op = ElementOp::Lt;
       less.span = node.span;
       less.name = name + "_below_" + std::to_string(j + 1);
+      steps[less.name] = "step " + std::to_string(j + 1) + " of " + std::to_string(plan.keys.size() - 1);
       less.inputs = {remap[size_t(plan.indices)], width};
       below.push_back(push_node(out, std::move(less)));
     }
@@ -195,8 +198,14 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
     out.nodes[size_t(chain)].annotation = node.annotation;
     return chain;
   });
-  // The comparisons `indices < c_j` just built become width steps.
+  // The comparisons `indices < c_j` just built become width steps, each named by its sort's step.
   width_steps(program);
+  for (Node& node : program.nodes) {
+    auto it = steps.find(node.name);
+    if (it != steps.end() && is_construction(node, ConstructionKind::WidthStep))
+      node.construction = std::make_shared<WidthStep>(
+          static_cast<const WidthStep&>(*node.construction).index_at_least, it->second);
+  }
   return true;
 }
 

@@ -18,15 +18,12 @@ bool Program::named_in_source(NodeId id) const {
   return std::any_of(named.begin(), named.end(), [&](const auto& entry) { return entry.second == id; });
 }
 
-std::string Program::source_of(NodeId id) const {
-  const Node& n = node(id);
-  const std::string detail = n.kind == NodeKind::Construction ? n.construction->detail() : "";
-  const std::string more = detail.empty() ? "" : ", " + detail;
-  if (!n.span.valid()) return "`" + label(id) + "`" + more;
-  // The source on one line, cut where it runs long.
+namespace {
+
+// A node's expression on one line (runs of white space as one space), cut where it runs long.
+std::string one_line(const std::string& source) {
   std::string text;
-  for (uint32_t i = n.span.begin; i < n.span.end && i < n.span.file->text.size(); ++i) {
-    const char c = n.span.file->text[i];
+  for (const char c : source) {
     const bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
     if (space && (text.empty() || text.back() == ' ')) continue;
     text += space ? ' ' : c;
@@ -38,9 +35,21 @@ std::string Program::source_of(NodeId id) const {
     while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a code point
     text = text.substr(0, cut) + "...";
   }
-  const LineColumn at = line_column(*n.span.file, n.span.begin);
-  return "`" + text + "` at " + n.span.file->name + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
-         more;
+  return text;
+}
+
+std::string detail_of(const Node& n) { return n.kind == NodeKind::Construction ? n.construction->detail() : ""; }
+
+}  // namespace
+
+std::string Program::source_of(NodeId id) const {
+  const Node& n = node(id);
+  const std::string detail = detail_of(n);
+  const std::string more = detail.empty() ? "" : ", " + detail;
+  if (!n.span.valid()) return "`" + label(id) + "`" + more;
+  const SourceExcerpt excerpt = excerpt_of(n.span);
+  return "`" + one_line(excerpt.text) + "` at " + excerpt.file + ":" + std::to_string(excerpt.at.line) + ":" +
+         std::to_string(excerpt.at.column) + more;
 }
 
 std::string Program::describe(NodeId id) const {
@@ -48,6 +57,17 @@ std::string Program::describe(NodeId id) const {
   const Node& n = node(id);
   if (!n.local_name.empty()) return "`" + n.local_name + "` (" + source_of(id) + ")";
   return source_of(id);
+}
+
+std::string Program::shown_name(NodeId id) const {
+  // The program's own name first: `n_tokens = length;` shows `n_tokens`, not the library's name.
+  for (const auto& [name, named_id] : named)
+    if (named_id == id) return name;
+  const Node& n = node(id);
+  if (named_in_source(id) || !n.span.valid()) return label(id);
+  if (!n.local_name.empty()) return n.local_name;
+  const std::string detail = detail_of(n);
+  return one_line(excerpt_of(n.span).text) + (detail.empty() ? "" : ", " + detail);
 }
 
 std::string Program::label(NodeId id) const {

@@ -136,6 +136,10 @@ struct Program {
   // Its source and where it is, with what a construction adds: "`sort(shown, key)` at
   // most_freq.rasp:20:10, part 1 of 2".
   std::string source_of(NodeId id) const;
+  // The name a picture or a table shows for a node, without quotes or place: the user's name (its
+  // top-level name or, inside a def, its local name), else its expression, "sort(shown, key), part
+  // 1 of 2". Not unique: where two nodes show alike, a reader adds where each is.
+  std::string shown_name(NodeId id) const;
 };
 
 // The semantics of one elementwise operation on atoms; shared by the evaluator (constant

@@ -1,6 +1,7 @@
 #include "runtime/residual_trace.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -91,6 +92,46 @@ std::vector<std::string> numbered_residual_labels(const Model& model) {
   return labels;
 }
 
+namespace {
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '#'; }
+
+}  // namespace
+
+std::string shown_label(const std::string& label, const ModelPlacement& placement) {
+  // Only identifiers with an id ("frequency#4", "map#20", "selector_width#18_1") are made up; a
+  // name the user wrote is its own shown name. Whole identifiers only: map#2 is not map#20's start.
+  std::vector<std::pair<const std::string*, const std::string*>> renames;
+  for (const SopPlacement& sop : placement.sops)
+    if (sop.kind != "scratch" && sop.shown != sop.name && sop.name.find('#') != std::string::npos)
+      renames.push_back({&sop.name, &sop.shown});
+  for (const auto& layer : placement.heads)
+    for (const HeadPlacement& head : layer)
+      if (head.shown != head.sop && head.sop.find('#') != std::string::npos) renames.push_back({&head.sop, &head.shown});
+  if (renames.empty() || label.find('#') == std::string::npos) return label;
+  std::string out;
+  for (size_t i = 0; i < label.size();) {
+    bool renamed = false;
+    if (i == 0 || !identifier_char(label[i - 1]))
+      for (const auto& [name, shown] : renames) {
+        const size_t end = i + name->size();
+        if (label.compare(i, name->size(), *name) == 0 && (end == label.size() || !identifier_char(label[end]))) {
+          out += *shown;
+          i = end;
+          renamed = true;
+          break;
+        }
+      }
+    if (!renamed) out += label[i++];
+  }
+  return out;
+}
+
+std::vector<std::string> shown_labels(std::vector<std::string> labels, const ModelPlacement& placement) {
+  for (std::string& label : labels) label = shown_label(label, placement);
+  return labels;
+}
+
 ModelPlacement read_placement(const Model& model) {
   ModelPlacement placement;
   const nlohmann::json& meta = model.metadata;
@@ -102,6 +143,8 @@ ModelPlacement read_placement(const Model& model) {
     SopPlacement sop;
     sop.name = text_field(j, "name");
     sop.kind = text_field(j, "kind");
+    sop.shown = text_field(j, "shown");
+    if (sop.shown.empty()) sop.shown = sop.name;
     sop.numerical = text_field(j, "encoding") == "numerical";
     if (!j.contains("dims") || !j["dims"].is_array() || j["dims"].empty())
       bad_placement("gives s-op \"" + sop.name + "\" no list of dimensions");
@@ -124,10 +167,13 @@ ModelPlacement read_placement(const Model& model) {
     for (const nlohmann::json& layer : meta["heads"]) {
       std::vector<HeadPlacement> heads;
       if (layer.is_array())
-        for (const nlohmann::json& j : layer)
-          heads.push_back({text_field(j, "sop"), text_field(j, "kind"),
-                           j.contains("selector") ? location_of(j["selector"]) : SourceLocation{},
-                           j.contains("source") ? location_of(j["source"]) : SourceLocation{}});
+        for (const nlohmann::json& j : layer) {
+          HeadPlacement head{text_field(j, "sop"), text_field(j, "kind"), text_field(j, "shown"),
+                             j.contains("selector") ? location_of(j["selector"]) : SourceLocation{},
+                             j.contains("source") ? location_of(j["source"]) : SourceLocation{}};
+          if (head.shown.empty()) head.shown = head.sop;
+          heads.push_back(std::move(head));
+        }
       placement.heads.push_back(std::move(heads));
     }
   }
@@ -195,7 +241,7 @@ std::string format_trace(const ResidualTrace& trace) {
       widths.push_back(header.back().size());
     }
     for (size_t k : rows) {
-      name_width = std::max(name_width, trace.placement.sops[k].name.size());
+      name_width = std::max(name_width, trace.placement.sops[k].shown.size());
       std::vector<std::string> row;
       for (int t = trace.first; t < length; ++t) {
         std::string cell = trace.decoded[size_t(s)][k][size_t(t)];
@@ -213,7 +259,7 @@ std::string format_trace(const ResidualTrace& trace) {
       out << text << "\n";
     };
     line("position", header);
-    for (size_t r = 0; r < rows.size(); ++r) line(trace.placement.sops[rows[r]].name, cells[r]);
+    for (size_t r = 0; r < rows.size(); ++r) line(trace.placement.sops[rows[r]].shown, cells[r]);
   }
   return out.str();
 }

@@ -34,6 +34,10 @@ struct SourceLocation {
 
 struct SopPlacement {
   std::string name, kind;
+  // The name the user wrote, or the expression (unique in the model): what traces, pictures and
+  // Python show. `name` is the model's identifier (its residual labels' prefix); a model file
+  // written before shown names has shown == name.
+  std::string shown;
   bool numerical = false;
   std::vector<int> dims;
   std::vector<std::string> values;
@@ -46,6 +50,7 @@ struct SopPlacement {
 
 struct HeadPlacement {
   std::string sop, kind;
+  std::string shown;  // the s-op's shown name
   SourceLocation selector, source;
 };
 
@@ -69,6 +74,12 @@ std::vector<std::string> stage_names(int n_layer);
 
 // Residual labels with the unlabelled dimensions numbered ("d7"), as inspect prints them.
 std::vector<std::string> numbered_residual_labels(const Model& model);
+
+// A label of the model (a residual dimension "key#11:-8", an MLP unit "aggregate#7=0,frequency#4<7+")
+// with each s-op identifier the compiler made up replaced by the s-op's shown name ("key:-8"), as
+// pictures show it. A model without shown names keeps its labels.
+std::string shown_label(const std::string& label, const ModelPlacement& placement);
+std::vector<std::string> shown_labels(std::vector<std::string> labels, const ModelPlacement& placement);
 
 struct ResidualTrace {
   ModelPlacement placement;

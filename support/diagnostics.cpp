@@ -30,6 +30,17 @@ LineColumn line_column(const SourceFile& file, uint32_t offset) {
   return lc;
 }
 
+SourceExcerpt excerpt_of(const Span& span) {
+  const std::string& text = span.file->text;
+  const size_t begin = std::min<size_t>(span.begin, text.size());
+  const size_t end = std::min<size_t>(span.end, text.size());
+  const size_t newline = begin == 0 ? std::string::npos : text.rfind('\n', begin - 1);
+  const size_t first = newline == std::string::npos ? 0 : newline + 1;
+  const size_t last = std::min(text.find('\n', begin), text.size());
+  return {span.file->name, line_column(*span.file, span.begin), text.substr(first, last - first),
+          text.substr(begin, end > begin ? end - begin : 0)};
+}
+
 namespace {
 
 // The quoted line keeps this many columns around the caret: a 100,000-character line must not

@@ -43,6 +43,17 @@ struct LineColumn {
 };
 LineColumn line_column(const SourceFile& file, uint32_t offset);
 
+// What a valid span shows of its source, for the places that name a node by where it is written
+// (messages, the model's s-op metadata): its file's name, its line and column, the whole line it
+// starts on, and its own text (every line of it).
+struct SourceExcerpt {
+  std::string file;
+  LineColumn at;
+  std::string line;
+  std::string text;
+};
+SourceExcerpt excerpt_of(const Span& span);
+
 // "file:line:col: error: message\n<source line>\n<spaces>^~~~\n" (the caret underlines the span
 // on its first line). Control bytes and bytes that are not UTF-8 are shown as \xNN, and a long
 // line is clipped to about 120 columns around the caret ("..." marks the cut). Without a valid

@@ -48,6 +48,29 @@ document.querySelectorAll('.sop-node').forEach(function (node) {
 });
 )";
 
+// At most `columns` code points of text, "…" marking a cut.
+std::string cut_to(const std::string& text, size_t columns) {
+  std::vector<size_t> starts;  // where each code point begins
+  for (size_t i = 0; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
+  if (starts.size() <= columns) return text;
+  return text.substr(0, starts[columns - 1]) + "…";
+}
+
+// At most `columns` code points of text for a line, broken after a space where one lies in its
+// second half, and the rest.
+std::pair<std::string, std::string> split_at(const std::string& text, size_t columns) {
+  size_t at = 0;
+  for (size_t count = 0; at < text.size() && count < columns; ++count) {
+    ++at;
+    while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  }
+  if (at == text.size()) return {text, ""};
+  const size_t space = text.rfind(' ', at);
+  if (space != std::string::npos && space >= at / 2) at = space + 1;
+  return {text.substr(0, at), text.substr(at)};
+}
+
 std::string position_label(const ResidualTrace& trace, int t) {
   if (t < trace.first) return "BOS";
   return std::to_string(t - trace.first) + " " + trace.tokens[size_t(t)];
@@ -86,7 +109,8 @@ std::string summary_html(const Model& model, const std::string& title) {
 
 // One column a stage, the s-ops it completes stacked in it, an arrow from each s-op it reads.
 std::string graph_html(const ModelPlacement& placement, int stages) {
-  constexpr int kBoxW = 170, kBoxH = 42, kColumn = 215, kRow = 56, kTop = 30;
+  constexpr int kBoxW = 170, kBoxH = 56, kColumn = 215, kRow = 70, kTop = 30;
+  constexpr size_t kLine = 22;  // code points of a name a line of its box holds
   std::vector<int> count(size_t(stages), 0);
   std::vector<std::pair<int, int>> at;  // by s-op: (x, y)
   std::map<std::string, size_t> by_name;
@@ -117,17 +141,19 @@ std::string graph_html(const ModelPlacement& placement, int stages) {
   for (size_t k = 0; k < placement.sops.size(); ++k) {
     const SopPlacement& sop = placement.sops[k];
     const auto [x, y] = at[k];
-    std::string name = sop.name.size() > 22 ? sop.name.substr(0, 21) + "…" : sop.name;
+    // The name on two lines (the parts of one call differ only at the end), then what it holds.
+    const auto [first, rest] = split_at(sop.shown, kLine);
     std::string detail = std::string(sop.numerical ? "numerical" : "categorical") +
                          (sop.value_count ? ", " + std::to_string(*sop.value_count) + " values" : "");
     out << "<g class=\"sop-node" << (sop.numerical ? " numerical" : "") << (sop.output ? " output" : "")
         << "\" data-name=\"" << html_escape(sop.name) << "\" data-at=\"" << html_escape(sop.source.at)
-        << "\" data-line=\"" << html_escape(sop.source.line) << "\"><title>" << html_escape(sop.name) << " ("
-        << html_escape(sop.kind) << ") " << html_escape(sop.source.at) << "\n"
+        << "\" data-line=\"" << html_escape(sop.source.line) << "\"><title>" << html_escape(sop.shown) << " ("
+        << html_escape(sop.kind) << ", " << html_escape(sop.name) << ") " << html_escape(sop.source.at) << "\n"
         << html_escape(sop.source.line) << "</title><rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << kBoxW
         << "\" height=\"" << kBoxH << "\" rx=\"6\"/><text x=\"" << x + 8 << "\" y=\"" << y + 17
-        << "\" style=\"font-weight:bold\">" << html_escape(name) << "</text><text x=\"" << x + 8 << "\" y=\"" << y + 33
-        << "\">" << html_escape(detail) << "</text></g>";
+        << "\" style=\"font-weight:bold\">" << html_escape(first) << "</text><text x=\"" << x + 8 << "\" y=\"" << y + 31
+        << "\" style=\"font-weight:bold\">" << html_escape(cut_to(rest, kLine)) << "</text><text x=\"" << x + 8
+        << "\" y=\"" << y + 47 << "\">" << html_escape(detail) << "</text></g>";
   }
   out << "</svg><div id=\"source-panel\">click an s-op to see its source line</div>";
   return out.str();
@@ -142,7 +168,8 @@ std::string decoded_table(const ResidualTrace& trace, int stage) {
   for (size_t k = 0; k < trace.placement.sops.size(); ++k) {
     const SopPlacement& sop = trace.placement.sops[k];
     out << "<tr data-sop=\"" << html_escape(sop.name) << "\"" << (sop.output ? " data-output=\"true\"" : "")
-        << "><th>" << html_escape(sop.name) << "</th>";
+        << "><th title=\"" << html_escape(sop.name + (sop.source.at.empty() ? "" : " at " + sop.source.at)) << "\">"
+        << html_escape(sop.shown) << "</th>";
     for (int t = trace.first; t < length; ++t) {
       const std::string& value = trace.decoded[size_t(stage)][k][size_t(t)];
       const bool known = trace.expected[k].size() == size_t(length - trace.first);
@@ -160,7 +187,7 @@ std::string decoded_table(const ResidualTrace& trace, int stage) {
 }
 
 std::string residual_section(const Model& model, const ForwardResult& result, const ResidualTrace& trace) {
-  const std::vector<std::string> labels = numbered_residual_labels(model);
+  const std::vector<std::string> labels = shown_labels(numbered_residual_labels(model), trace.placement);
   std::vector<std::string> positions;
   for (int t = 0; t < int(trace.tokens.size()); ++t) positions.push_back(position_label(trace, t));
   std::ostringstream out;
@@ -182,7 +209,7 @@ std::string head_caption(const ModelPlacement& placement, int layer, int head) {
     return "<code>" + caption + "</code> <span class=\"where\">unused (padding)</span>";
   const HeadPlacement& h = placement.heads[size_t(layer)][size_t(head)];
   return "<code>" + caption + "</code>: <code>" + html_escape(h.selector.text) + "</code> <span class=\"where\">from " +
-         html_escape(h.selector.at) + ", computes " + html_escape(h.sop) + " (" + html_escape(h.kind) + ")</span>";
+         html_escape(h.selector.at) + ", computes " + html_escape(h.shown) + " (" + html_escape(h.kind) + ")</span>";
 }
 
 std::string attention_section(const Model& model, const ForwardResult& result, const ResidualTrace& trace) {
@@ -207,8 +234,10 @@ std::string attention_section(const Model& model, const ForwardResult& result, c
   return out.str();
 }
 
-std::string weight_map(const LabelledMatrix& full, const std::string& caption) {
-  const LabelledMatrix m = without_zero_lines(full);
+std::string weight_map(const LabelledMatrix& full, const std::string& caption, const ModelPlacement& placement) {
+  LabelledMatrix m = without_zero_lines(full);
+  m.rows = shown_labels(std::move(m.rows), placement);
+  m.columns = shown_labels(std::move(m.columns), placement);
   std::string html = "<figure><figcaption>" + caption + " <span class=\"where\">(" + std::to_string(m.rows.size()) +
                      " of " + std::to_string(full.rows.size()) + " rows, " + std::to_string(m.columns.size()) + " of " +
                      std::to_string(full.columns.size()) + " columns are not all zero)</span></figcaption>";
@@ -224,12 +253,12 @@ std::string weights_section(const Model& model, const ResidualTrace& trace) {
     out << "<h3>layer " << l << "</h3><div class=\"maps\">";
     for (int h = 0; h < model.config.n_head; ++h) {
       const std::string head = head_caption(trace.placement, l, h);
-      out << weight_map(head_qk_matrix(model, l, h), head + " W_QK (query rows, key columns)")
-          << weight_map(head_ov_matrix(model, l, h), head + " W_OV (read rows, written columns)");
+      out << weight_map(head_qk_matrix(model, l, h), head + " W_QK (query rows, key columns)", trace.placement)
+          << weight_map(head_ov_matrix(model, l, h), head + " W_OV (read rows, written columns)", trace.placement);
     }
     if (model.config.n_inner > 0)
-      out << weight_map(mlp_in_matrix(model, l), "<code>layer " + std::to_string(l) + " MLP</code> W_in")
-          << weight_map(mlp_out_matrix(model, l), "<code>layer " + std::to_string(l) + " MLP</code> W_out");
+      out << weight_map(mlp_in_matrix(model, l), "<code>layer " + std::to_string(l) + " MLP</code> W_in", trace.placement)
+          << weight_map(mlp_out_matrix(model, l), "<code>layer " + std::to_string(l) + " MLP</code> W_out", trace.placement);
     out << "</div>";
   }
   return out.str();

@@ -44,10 +44,14 @@ inline bool is_construction(const Node& node, ConstructionKind kind) {
 // recognition, the rewrite width_steps, its head and its MLP levels).
 class WidthStep final : public Construction {
  public:
-  explicit WidthStep(bool at_least) : Construction(ConstructionKind::WidthStep), index_at_least(at_least) {}
+  explicit WidthStep(bool at_least, std::string step_of = "")
+      : Construction(ConstructionKind::WidthStep), index_at_least(at_least), step_of_sort(std::move(step_of)) {}
   const bool index_at_least;
+  // Where a counting sort made it, which of its steps ("step 1 of 3"): how the user's sort names it.
+  const std::string step_of_sort;
   const char* kind_name() const override { return "width_step"; }
   std::string key() const override { return index_at_least ? "at_least" : "below"; }
+  std::string detail() const override { return step_of_sort; }
   std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const override;
   // The head: what BOS scores as a key beyond B, ln(i + 1/2) above a selected key, read from the
   // query's log position (Allocation::log_position).

@@ -230,7 +230,8 @@ class Forward:
 
     def decode_residual(self, stage):
         """The s-op values the residual stream holds after ``stage`` (an index into ``stages``
-        or its name), by s-op name, one value a position (BOS included), decoded as ``raspc run
+        or its name), by the s-op's shown name (the name the program gave it, else its expression, as
+        ``run --trace`` names its rows), one value a position (BOS included), decoded as ``raspc run
         --trace`` and ``raspc view`` decode them (through the s-op placement the compiler stores
         in the model): None before the s-op's stage (nothing has computed it yet), at BOS (which
         holds no s-op's value) and where its one-hot has no clear winner. A model without

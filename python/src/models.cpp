@@ -82,7 +82,7 @@ py::array_t<float> owned_array(std::vector<float>&& values, std::vector<py::ssiz
 }
 
 // The s-ops a captured residual stream (2L+1, T, C) holds at every stage, decoded as `run --trace`
-// and `view` decode them (runtime/residual_trace): by stage, by s-op name, the display text at every
+// and `view` decode them (runtime/residual_trace): by stage, by s-op shown name, the display text at every
 // position ("" before the s-op's stage, "?" where its one-hot has no clear winner); and the first
 // real position. Decoded only when asked for (Forward.decode_residual), not with every forward.
 py::tuple decode_stream(const PyModel& self, const py::array_t<float, py::array::c_style | py::array::forcecast>& residual,
@@ -104,7 +104,7 @@ py::tuple decode_stream(const PyModel& self, const py::array_t<float, py::array:
   for (const auto& stage : trace.decoded) {
     py::dict sops;
     for (size_t k = 0; k < trace.placement.sops.size(); ++k)
-      if (trace.placement.sops[k].kind != "scratch") sops[py::str(trace.placement.sops[k].name)] = stage[k];
+      if (trace.placement.sops[k].kind != "scratch") sops[py::str(trace.placement.sops[k].shown)] = stage[k];
     by_stage.append(sops);
   }
   return py::make_tuple(by_stage, trace.first);

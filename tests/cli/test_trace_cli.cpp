@@ -40,15 +40,15 @@ TEST_CASE("run --trace decodes hist's residual after every half-block") {
         "tokens    a  b  c  a  b\n"
         "\n"
         "after block 0's attention (blocks.0.hook_resid_mid):\n"
-        "position      0    1    2    3    4\n"
-        "tokens        a    b    c    a    b\n"
-        "hist.scratch  1/3  1/3  1/2  1/3  1/3\n"
+        "position        0    1    2    3    4\n"
+        "tokens          a    b    c    a    b\n"
+        "hist (scratch)  1/3  1/3  1/2  1/3  1/3\n"
         "\n"
         "after block 0's MLP (blocks.0.hook_resid_post):\n"
-        "position      0  1  2  3  4\n"
-        "tokens        a  b  c  a  b\n"
-        "hist.scratch  0  0  0  0  0\n"
-        "hist          2  2  1  2  2\n"
+        "position        0  1  2  3  4\n"
+        "tokens          a  b  c  a  b\n"
+        "hist (scratch)  0  0  0  0  0\n"
+        "hist            2  2  1  2  2\n"
         "\n"
         "[2,2,1,2,2]\n");
 }
@@ -66,11 +66,11 @@ TEST_CASE("run --trace decodes sort, a two-layer program, stage by stage") {
   std::vector<std::vector<double>> scratch;
   bool erased = false;
   while (std::getline(lines, line)) {
-    if (line.rfind("sorted_below_", 0) != 0 || line.find(".scratch") == std::string::npos) {
+    if (line.rfind("sort(tokens, tokens), step ", 0) != 0 || line.find("(scratch)") == std::string::npos) {
       shown += line + "\n";
       continue;
     }
-    std::istringstream row(line.substr(line.find(' ')));
+    std::istringstream row(line.substr(line.find("(scratch)") + 9));
     std::vector<double> readings;
     for (double x; row >> x;) readings.push_back(x);
     if (scratch.size() < 3) scratch.push_back(readings);
@@ -86,20 +86,21 @@ TEST_CASE("run --trace decodes sort, a two-layer program, stage by stage") {
     for (size_t i = 0; i < 4; ++i) CHECK(scratch[k][i] == Approx(weights[k][i]).margin(1e-4));
   }
   CHECK_FALSE(erased);  // every later stage shows them erased, 0
+  // Each step shows as its sort's (the model's labels are sorted_below_1, ...: test_shown_names.cpp).
   const std::string steps =
-      "sorted_below_1          True  False  False  False\n"
-      "sorted_below_2          True  True   False  False\n"
-      "sorted_below_3          True  True   True   False\n";
-  const std::string header = "position                0     1      2      3\n"
-                             "tokens                  3     1      4      2\n";
+      "sort(tokens, tokens), step 1 of 3            True  False  False  False\n"
+      "sort(tokens, tokens), step 2 of 3            True  True   False  False\n"
+      "sort(tokens, tokens), step 3 of 3            True  True   True   False\n";
+  const std::string header = "position                                     0     1      2      3\n"
+                             "tokens                                       3     1      4      2\n";
   CHECK(shown ==
         "after the embedding (blocks.0.hook_resid_pre):\n"
         "position  0  1  2  3\n"
         "tokens    3  1  4  2\n"
         "\n"
         "after block 0's attention (blocks.0.hook_resid_mid):\n"
-        "position                0         1         2         3\n"
-        "tokens                  3         1         4         2\n"
+        "position                                     0         1         2         3\n"
+        "tokens                                       3         1         4         2\n"
         "\n"
         "after block 0's MLP (blocks.0.hook_resid_post):\n" +
             header + steps +
@@ -109,7 +110,7 @@ TEST_CASE("run --trace decodes sort, a two-layer program, stage by stage") {
             "\n"
             "after block 1's MLP (blocks.1.hook_resid_post):\n" +
             header + steps +
-            "sorted                  1     2      3      4\n"
+            "sorted                                       1     2      3      4\n"
             "\n"
             "[1,2,3,4]\n");
 }
@@ -182,8 +183,8 @@ TEST_CASE("view compiles a program first and writes its page") {
   CHECK(r.out == "wrote hist.html\n");
   const std::string page = raspc::testing::slurp(raspc::testing::scratch_folder() / "hist.html");
   CHECK(page.find("<td class=\"mismatch\"") == std::string::npos);
-  CHECK(page.find("data-output=\"true\"><th>hist</th><td class=\"checked\" data-position=\"0\" title=\"interpreter: "
-                  "2\">2</td>") != std::string::npos);
+  CHECK(page.find("data-output=\"true\"><th title=\"hist at hist.rasp:12:8\">hist</th><td class=\"checked\" "
+                  "data-position=\"0\" title=\"interpreter: 2\">2</td>") != std::string::npos);
   // An input longer than any compile is refused by its length, not compiled at that length.
   r = raspc_cli("view '" RASPC_SOURCE_DIR "/programs/hist.rasp' --input " + std::string(5000, 'a') + " -o long.html");
   CHECK(r.code == 1);

@@ -97,8 +97,8 @@ TEST_CASE("count_sorts: sort is two blocks and O(n) parameters, exact at max len
   CHECK(has_label(small.model, "sorted_below_3"));
   // Named for the library call that made it, where it is in the program.
   CHECK(small.explanation.find("sorted_below_1 (`sort(tokens, tokens)` at ") != std::string::npos);
-  CHECK(small.explanation.find("sort.rasp:12:10): categorical, because indices < selector_width, one head and one "
-                               "step") != std::string::npos);
+  CHECK(small.explanation.find("sort.rasp:12:10, step 1 of 3): categorical, because indices < selector_width, one "
+                               "head and one step") != std::string::npos);
   CHECK(run_model(small.model, "[3,1,4,2,2]") == std::vector<std::string>{"1", "2", "2", "3", "4"});
 
   // At 256 (the issue's case for the default suite): every input up to length 6, then 3 random

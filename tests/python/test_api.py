@@ -252,7 +252,7 @@ def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_progr
         if not program.vocab:
             continue
         model = raspc.compile(program, max_len=4, samples=200)
-        stage_of = {sop["name"]: sop["stage"] for sop in model.metadata["sops"]}
+        stage_of = {sop["shown"]: sop["stage"] for sop in model.metadata["sops"]}
         tokens = [program.vocab[i % len(program.vocab)] for i in (1, 0, 2, 1)]
         expected = raspc.evaluate(program, tokens, causal=bool(program.causal), trace=True)
         forward = model.forward(tokens)
@@ -267,9 +267,9 @@ def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_progr
                 else:
                     assert values[1:] == expected[name], (path.name, name, stage, values, expected[name])
                     checked.add(path.name)
-    # Every program has an s-op checked but length.rasp, whose one s-op the model names `length` (the
-    # library's name) where the program says `n_tokens`: the names users never wrote (issue 40).
-    assert checked == {path.name for path in PROGRAMS.glob("*.rasp")} - {"length.rasp"}
+    # Every program has an s-op checked: the decoded names are the program's (length.rasp's one s-op
+    # is `n_tokens`, though the model's label is the library's `length`).
+    assert checked == {path.name for path in PROGRAMS.glob("*.rasp")}
 
 
 def test_forwards_from_threads_agree():
