@@ -11,6 +11,16 @@
 
 namespace raspc {
 
+std::string mostly_undefined_warning(const CompileReport& report) {
+  const long undefined = report.undefined_inputs, total = report.inputs_checked + report.undefined_inputs;
+  if (total <= 0 || 2 * undefined <= total) return "";
+  return "THE PROGRAM IS UNDEFINED ON " + std::to_string(undefined) + " OF THE " + std::to_string(total) +
+         " INPUTS CHECKED (" + std::to_string(100 * undefined / total) +
+         "%): the interpreter fails on them (the `undefined:` line names one, and the operation that fails), so the "
+         "model was verified on the other " +
+         std::to_string(total - undefined) + " only";
+}
+
 nlohmann::json report_json(const CompileReport& r) {
   const auto text = [](const std::string& t) { return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t); };
   nlohmann::json j;

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <iostream>
 
 #include "runtime/handset_aab.hpp"
 #include "support/atomic_file.hpp"
@@ -31,15 +30,5 @@ std::string format_file_error(const std::string& file, const std::string& messag
   return file + ": error: " + message + "\n";
 }
 
-bool warn_if_mostly_undefined(const std::string& program, long undefined, long total) {
-  if (total <= 0 || 2 * undefined <= total) return false;
-  std::cout.flush();
-  std::cerr << program << ": warning: THE PROGRAM IS UNDEFINED ON " << undefined << " OF THE " << total
-            << " INPUTS CHECKED (" << (100 * undefined / total)
-            << "%): the interpreter fails on them (the `undefined:` line names one, and the operation that fails), "
-               "so the model was verified on the other "
-            << (total - undefined) << " only\n";
-  return true;
-}
 
 }  // namespace raspc

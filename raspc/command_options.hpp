@@ -35,8 +35,4 @@ class VerificationMismatch : public UserError {
   using UserError::UserError;
 };
 
-// A program undefined on most of the inputs checked was verified on the few others only: said on
-// standard error so that no one misses it (true when it warned).
-bool warn_if_mostly_undefined(const std::string& program, long undefined, long total);
-
 }  // namespace raspc

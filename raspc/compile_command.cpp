@@ -152,7 +152,10 @@ void add_compile_command(CLI::App& app) {
     if (write && export_format) json["written"].push_back(export_path);
     if (args->json) std::cout << json.dump(2) << "\n" << std::flush;
     else std::cout << describe_verification(json) << std::flush;
-    warn_if_mostly_undefined(args->file, report.undefined_inputs, report.inputs_checked + report.undefined_inputs);
+    if (const std::string warning = mostly_undefined_warning(report); !warning.empty()) {
+      std::cout.flush();
+      std::cerr << args->file << ": warning: " << warning << "\n";
+    }
     if (!write)
       throw VerificationMismatch(format_file_error(
           args->file, "verification found " + std::to_string(report.mismatches) +

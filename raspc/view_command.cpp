@@ -11,10 +11,8 @@
 #include "raspc/compile_header.hpp"
 #include "raspc/verify_progress.hpp"
 #include "runtime/model_output.hpp"
-#include "runtime/residual_trace.hpp"
 #include "runtime/safetensors.hpp"
 #include "view/html_view.hpp"
-#include "view/program_check.hpp"
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
 
@@ -88,13 +86,11 @@ void add_view_command(CLI::App& app) {
     Model model = program ? compile_for_view(*options, vocab->count() > 0) : load_model(options->file);
     const std::vector<int> sequence = with_bos(model, parse_model_input(model, options->input));
     std::unique_ptr<Backend> backend = make_backend(model, Device::Cpu);
-    ForwardOptions forward;
-    forward.capture_residual = forward.capture_attention = true;
-    ForwardResult result = backend->forward({sequence}, forward);
-    ResidualTrace trace = naming_errors(options->file, [&] { return decode_residual(model, result, 0, sequence); });
-    naming_errors(options->file, [&] { return check_against_program(model, trace); });
-    write_file_atomically(options->out_path, render_view_html(model, result, trace, options->file));
-    std::cout << "wrote " << options->out_path << (trace.any_mismatch() ? " (some s-ops differ from the interpreter: shown in red)" : "") << "\n";
+    bool differs = false;
+    const std::string page =
+        naming_errors(options->file, [&] { return view_page(model, *backend, sequence, options->file, &differs); });
+    write_file_atomically(options->out_path, page);
+    std::cout << "wrote " << options->out_path << (differs ? " (some s-ops differ from the interpreter: shown in red)" : "") << "\n";
   });
 }
 

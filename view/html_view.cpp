@@ -10,6 +10,7 @@
 #include "runtime/model_report.hpp"
 #include "runtime/safetensors.hpp"
 #include "view/heatmap.hpp"
+#include "view/program_check.hpp"
 
 namespace raspc {
 
@@ -295,6 +296,17 @@ std::string render_view_html(const Model& model, const ForwardResult& result, co
       << weights_section(model, trace);
   out << "<script>" << kScript << "</script></body></html>\n";
   return out.str();
+}
+
+std::string view_page(const Model& model, Backend& backend, const std::vector<int>& sequence, const std::string& title,
+                      bool* differs) {
+  ForwardOptions forward;
+  forward.capture_residual = forward.capture_attention = true;
+  const ForwardResult result = backend.forward({sequence}, forward);
+  ResidualTrace trace = decode_residual(model, result, 0, sequence);
+  check_against_program(model, trace);
+  if (differs != nullptr) *differs = trace.any_mismatch();
+  return render_view_html(model, result, trace, title);
 }
 
 }  // namespace raspc

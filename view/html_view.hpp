@@ -32,4 +32,12 @@ namespace raspc {
 std::string render_view_html(const Model& model, const ForwardResult& result, const ResidualTrace& trace,
                              const std::string& title);
 
+// The whole page for one input (token ids, BOS included), as `raspc view` and Python's Model.view
+// make it: a forward on `backend` capturing the residual and the attention, its decoding, checked
+// against the model's program by the interpreter. `differs` (if given) is set where a decoded
+// s-op differs from the interpreter's value. Placement metadata that is malformed is a UserError
+// naming no file; an input the program is undefined on is the interpreter's UndefinedOnInput.
+std::string view_page(const Model& model, Backend& backend, const std::vector<int>& sequence, const std::string& title,
+                      bool* differs = nullptr);
+
 }  // namespace raspc

@@ -10,18 +10,25 @@ extension module); this package only converts between them and Python::
     model.run([3, 1, 2])                          # [1, 2, 3]
 """
 
+from __future__ import annotations
+
+import os
 from fractions import Fraction
+from typing import Any, Optional, Sequence, Union
 
 # _raspc initialises numpy's C API as it loads (so that two threads' first calls cannot deadlock
 # on it); without numpy that fails as "ImportError: initialization failed", so say what is missing.
 import numpy  # noqa: F401
 
 from . import _raspc
-from .errors import CompileError, FileError, InputError, RaspcError, UndefinedError
+from .errors import CompileError, FileError, InputError, RaspcError, RaspcWarning, UndefinedError
+
+# An input: a list (or tuple) of tokens, or text in the command line's --input form ("hello", "[3,1,2]").
+Tokens = Union[str, Sequence]
 
 __all__ = [
-    "Program", "Model", "Forward", "parse", "evaluate", "compile", "load", "from_tracr",
-    "RaspcError", "CompileError", "InputError", "FileError", "UndefinedError",
+    "Program", "Model", "Forward", "View", "parse", "evaluate", "compile", "load", "from_tracr",
+    "RaspcError", "CompileError", "InputError", "FileError", "UndefinedError", "RaspcWarning",
 ]
 
 
@@ -32,41 +39,41 @@ class Program:
         self._native = native
 
     @staticmethod
-    def from_file(path, output=None):
+    def from_file(path: Union[str, os.PathLike], output: Optional[str] = None) -> Program:
         """Reads and evaluates a .rasp file; ``output`` names the s-op to output (default: the
         last expression statement), as ``--output`` does."""
-        return Program(_raspc.parse_file(_path(path, "path"), _text(output or "", "output")))
+        return Program(_raspc.parse_file(_path(path, "path"), _output_name(output)))
 
     @property
-    def source(self):
+    def source(self) -> str:
         return self._native.source
 
     @property
-    def filename(self):
+    def filename(self) -> str:
         return self._native.filename
 
     @property
-    def output(self):
+    def output(self) -> str:
         """The label of the s-op the program outputs."""
         return self._native.output
 
     @property
-    def names(self):
+    def names(self) -> list[str]:
         """Every top-level name bound to an s-op or selector, in the order first assigned."""
         return self._native.names
 
     @property
-    def vocab(self):
+    def vocab(self) -> list:
         """The vocabulary the ``# vocab:`` header line declares (empty without one)."""
         return self._native.vocab
 
     @property
-    def causal(self):
+    def causal(self) -> Optional[bool]:
         """What the ``# causal:`` header line says (``None`` without one)."""
         return self._native.causal
 
     @property
-    def expectations(self):
+    def expectations(self) -> list[tuple[str, str, bool]]:
         """The header's ``# expect:`` lines as (input, output, causal) tuples of text."""
         return self._native.expectations
 
@@ -74,13 +81,13 @@ class Program:
         return f"<raspc.Program {self.filename} output={self.output}>"
 
 
-def parse(source, filename="<string>", output=None):
+def parse(source: str, filename: str = "<string>", output: Optional[str] = None) -> Program:
     """Evaluates RASP source text into a Program. A syntax or evaluation error raises
     CompileError with the located diagnostic (``.path``, ``.line``, ``.column``)."""
-    return Program(_raspc.parse(_text(source, "source"), _text(filename, "filename"), _text(output or "", "output")))
+    return Program(_raspc.parse(_text(source, "source"), _text(filename, "filename"), _output_name(output)))
 
 
-def evaluate(program, tokens, causal=False, trace=False):
+def evaluate(program: Program, tokens: Tokens, *, causal: bool = False, trace: bool = False) -> Union[list, dict]:
     """Runs the reference interpreter on one input: a list of tokens, or a string in the CLI's
     ``--input`` form ("hello", "[3,1,2]"). Values are exact: ints, ``fractions.Fraction``, bools
     and strs. With ``trace``, a dict of every named s-op's values and ``"output"``."""
@@ -89,9 +96,10 @@ def evaluate(program, tokens, causal=False, trace=False):
     return _raspc.evaluate(_native_program(program), _tokens(tokens), causal, trace)
 
 
-def compile(program, vocab=None, max_len=16, causal=None, layer_norm=True, verify=True,
-            activation="gelu", verify_len=0, samples=10000, seed=1, device="cpu", dump_after=None,
-            explain=False):
+def compile(program: Program, *, vocab: Union[None, str, Sequence] = None, max_len: int = 16,
+            causal: Optional[bool] = None, layer_norm: bool = True, verify: bool = True, activation: str = "gelu",
+            verify_len: int = 0, samples: int = 10000, seed: int = 1, device: str = "cpu",
+            dump_after: Optional[str] = None, explain: bool = False) -> Model:
     """Compiles a program into a verified GPT-2 Model. ``vocab`` defaults to the program's
     ``# vocab:`` line (a str is read as the CLI's ``--vocab``: "abc", "a b c", "[1,2,3]");
     ``causal`` defaults to its ``# causal:`` line. A refusal, or a verification that finds a
@@ -132,7 +140,7 @@ def compile(program, vocab=None, max_len=16, causal=None, layer_norm=True, verif
                                 samples, seed, device, dump_after or "", explain), getattr(program, "_codec", None))
 
 
-def load(path):
+def load(path: Union[str, os.PathLike]) -> Model:
     """Reads a model file (safetensors) that ``raspc compile -o`` or Model.save wrote."""
     return Model(_raspc.load(_path(path, "path")))
 
@@ -154,9 +162,14 @@ def _text(value, name):
     return value
 
 
+def _output_name(output):
+    """The s-op to output: None for the last expression statement, or its name. (Never tested for
+    truth: a numpy array has none, found by fuzz_python.)"""
+    return "" if output is None else _text(output, "output")
+
+
 def _path(value, name):
     """A file name: a str or an os.PathLike, as text."""
-    import os
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if isinstance(value, bytes) or not isinstance(value, str):
@@ -222,13 +235,13 @@ class Forward:
         self._ids = result["ids"]
 
     @property
-    def stages(self):
+    def stages(self) -> list[str]:
         """The residual stages by their TransformerLens hooks, as ``run --trace`` and ``view`` name
         them: "blocks.0.hook_resid_pre" (the embedding), "blocks.0.hook_resid_mid" (after block 0's
         attention), "blocks.0.hook_resid_post" (after its MLP), "blocks.1.hook_resid_mid", ..."""
         return self.model._native.stage_names()
 
-    def decode_residual(self, stage):
+    def decode_residual(self, stage: Union[int, str]) -> dict[str, list]:
         """The s-op values the residual stream holds after ``stage`` (an index into ``stages``
         or its name), by the s-op's shown name (the name the program gave it, else its expression, as
         ``run --trace`` names its rows), one value a position (BOS included), decoded as ``raspc run
@@ -249,6 +262,28 @@ class Forward:
                 for name, texts in decoded[stage].items()}
 
 
+class View:
+    """A ``raspc view`` page (Model.view): ``.html`` is the self-contained page; a notebook shows it
+    inline, in a frame of its own (its styles and script stay inside it)."""
+
+    def __init__(self, model, html):
+        self.model = model
+        self.html = html
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the page (atomically), as ``raspc view -o`` does; never over the files the model
+        came from."""
+        self.model._native.write_page(_path(path, "path"), self.html)
+
+    def _repr_html_(self) -> str:
+        import html
+        return (f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width: 100%; height: 720px; '
+                f'border: 1px solid #ccc" sandbox="allow-scripts"></iframe>')
+
+    def __repr__(self):
+        return f"<raspc.View {len(self.html)} characters of HTML>"
+
+
 class Model:
     """A GPT-2 model compiled by raspc (or loaded from a file)."""
 
@@ -257,63 +292,63 @@ class Model:
         self._codec = codec
 
     @property
-    def config(self):
+    def config(self) -> dict[str, Any]:
         """n_layer, n_head, n_embd, n_inner, n_positions, vocab_size, causal, layer_norm,
         activation: the GPT-2 configuration."""
         return self._native.config
 
     @property
-    def vocab(self):
+    def vocab(self) -> list[str]:
         """The token strings by id (BOS included)."""
         return self._native.vocab
 
     @property
-    def residual_labels(self):
+    def residual_labels(self) -> list[str]:
         """One label a residual dimension: "tokens:a", "hist:3", "frac", "one", "bos", ..."""
         return self._native.residual_labels
 
     @property
-    def report(self):
+    def report(self) -> dict[str, Any]:
         """The compiler's report as a dict: the object `raspc compile --json` prints (docs/json.md);
         a model loaded from a file has the part the file keeps."""
         return self._native.report
 
     @property
-    def metadata(self):
+    def metadata(self) -> dict[str, Any]:
         return self._native.metadata
 
     @property
-    def weights(self):
+    def weights(self) -> dict[str, Any]:
         """Every parameter under its Hugging Face GPT-2 name, as read-only numpy views of the
         model's own storage (no copy); they keep the model's storage alive."""
         return self._native.weights
 
-    def run(self, tokens, device="cpu"):
+    def run(self, tokens: Tokens, device: str = "cpu") -> list:
         """The decoded output at every input position (BOS excluded)."""
         return self.forward(tokens, capture=False, device=device).outputs
 
-    def forward(self, tokens, capture=True, device="cpu"):
+    def forward(self, tokens: Tokens, capture: bool = True, device: str = "cpu") -> Forward:
         """Runs the model on one input; with ``capture``, the residual stream after every
         half-block and every head's attention pattern too. Returns a Forward."""
         _expect(capture, bool, "capture", "True or False")
         return Forward(self, self._native.forward(_tokens(tokens), capture, _text(device, "device")))
 
-    def decode_residual(self, tokens, stage):
+    def decode_residual(self, tokens: Tokens, stage: Union[int, str]) -> dict[str, list]:
         """Forward.decode_residual of this input: the s-op values the residual holds."""
         return self.forward(tokens).decode_residual(stage)
 
-    def save(self, path):
+    def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the model as one safetensors file (atomically), as ``raspc compile -o``."""
         self._native.save(_path(path, "path"))
 
-    def export(self, path, format):
+    def export(self, path: Union[str, os.PathLike], format: str) -> None:
         """Writes the model for another runtime, as ``raspc export`` does: "hf" (a Hugging Face
         transformers folder), "tlens" (a TransformerLens folder with its loader), "gguf" (a
         file), "llmc" (an llm.c folder). A format that cannot run the model exactly refuses it
         (FileError, with the reason), before anything is written."""
         self._native.export(_path(path, "path"), _text(format, "format"))
 
-    def to_transformers(self, folder=None):
+    def to_transformers(self, folder: Optional[Union[str, os.PathLike]] = None) -> Any:
         """The model as a Hugging Face ``GPT2LMHeadModel``, loaded from an "hf" export (into
         ``folder``, kept; else a temporary folder). Its logits are this model's. A bidirectional
         program's model needs a 4-D all-zero ``attention_mask`` (B, 1, T, T): GPT-2's default mask
@@ -326,13 +361,12 @@ class Model:
         model.raspc = model.config.raspc  # the export's own metadata (config.json's "raspc")
         return model
 
-    def to_transformer_lens(self, folder=None):
+    def to_transformer_lens(self, folder: Optional[Union[str, os.PathLike]] = None) -> Any:
         """The model in TransformerLens (4.x: a TransformerBridge; 2.x: a HookedTransformer),
         loaded by the loader the "tlens" export ships, unprocessed (no fold_ln or centring, so
         the residual stream holds what ``residual_labels`` name). ``.raspc`` holds the metadata."""
         _require("transformer_lens", "Model.to_transformer_lens")
         import importlib.util
-        import os
         with _export_folder(folder, "raspc-tlens-") as path:
             self.export(path, "tlens")
             spec = importlib.util.spec_from_file_location("raspc_load_tlens", os.path.join(path, "load_tlens.py"))
@@ -340,11 +374,18 @@ class Model:
             spec.loader.exec_module(loader)
             return loader.load(path)
 
-    def describe(self):
+    def view(self, tokens: Tokens, title: str = "model") -> View:
+        """The page ``raspc view`` writes, for one input (a list of tokens, or text in --input's
+        form): the s-op graph, the residual stream at every stage decoded and checked against the
+        interpreter, every head's attention and every weight matrix. A notebook shows the View
+        inline; ``.html`` is the page, ``.save(path)`` writes it."""
+        return View(self, self._native.view(_tokens(tokens), _text(title, "title")))
+
+    def describe(self) -> str:
         """What ``raspc inspect`` prints first: config, sizes, vocabulary, labels, metadata."""
         return self._native.describe()
 
-    def format_tensor(self, name):
+    def format_tensor(self, name: str) -> str:
         """One tensor as ``raspc inspect --tensor`` prints it, rows and columns labelled."""
         return self._native.format_tensor(_text(name, "name"))
 

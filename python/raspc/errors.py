@@ -54,3 +54,8 @@ class UndefinedError(RaspcError):
     def __init__(self, message, position=None):
         super().__init__(message)
         self.position = position
+
+
+class RaspcWarning(UserWarning):
+    """What the command line prints as a warning: a compile of a program undefined on most of the
+    inputs verification drew (the model was verified on the others only)."""

@@ -18,6 +18,7 @@
 #include "runtime/residual_trace.hpp"
 #include "runtime/safetensors.hpp"
 #include "support/atomic_file.hpp"
+#include "view/html_view.hpp"
 
 namespace raspc::python {
 
@@ -144,6 +145,14 @@ py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const st
   return d;
 }
 
+// Ctrl-C during a compile: the verification's progress callback runs Python's signal handlers (a
+// notebook's interrupt button sends SIGINT too) and unwinds the compile when one raises.
+struct Interrupted {};
+void stop_if_interrupted() {
+  py::gil_scoped_acquire acquire;
+  if (PyErr_CheckSignals() != 0) throw Interrupted{};
+}
+
 // The compiler calls this with the GIL released.
 void print_to_python_stdout(const std::string& text) {
   py::gil_scoped_acquire acquire;
@@ -193,14 +202,17 @@ CompileOptions compile_options(const PyProgram& program, const py::handle& vocab
   }
   options.explain = explain;
   if (explain) options.on_explanation = print_to_python_stdout;
+  options.on_verify_progress = [](long, long, double) { stop_if_interrupted(); };
   return options;
 }
 
 std::shared_ptr<PyModel> compile(const PyProgram& program, const CompileOptions& options) {
   CompileResult result;
-  {
+  try {
     py::gil_scoped_release release;
     result = compile_program(program.program, options);
+  } catch (const Interrupted&) {
+    throw py::error_already_set();  // the KeyboardInterrupt (or what the handler raised), with the GIL back
   }
   const CompileReport& r = result.report;
   if (r.mismatches > 0) {
@@ -215,6 +227,12 @@ std::shared_ptr<PyModel> compile(const PyProgram& program, const CompileOptions&
       PyErr_SetObject(error.get_type().ptr(), error.ptr());
       throw py::error_already_set();
     }
+  }
+  // As the CLI warns: a program undefined on most inputs was verified on the few others only.
+  if (const std::string warning = mostly_undefined_warning(r); !warning.empty()) {
+    const py::object category = py::module_::import("raspc.errors").attr("RaspcWarning");
+    const std::string message = program.source->name + ": warning: " + warning;
+    if (PyErr_WarnEx(category.ptr(), message.c_str(), 2) != 0) throw py::error_already_set();  // warnings as errors
   }
   auto model = std::make_shared<PyModel>();
   model->model = std::move(result.model);
@@ -269,16 +287,25 @@ void bind_models(py::module_& module) {
       .def("decode_stream",
            [](const PyModel& m, const py::handle& residual, const py::handle& token_ids) {
              // The forward's own token ids; anything else is refused, not indexed with.
+             // A list or tuple of ints only: pybind's own conversion takes any sequence, and asking a
+             // 0-d numpy array its length raises a TypeError of its own (found by fuzz_python).
              std::vector<int> ids;
-             try {
-               ids = token_ids.cast<std::vector<int>>();
-             } catch (const py::cast_error&) {
-               raise_raspc_error("InputError", "ids: error: must be the forward's token ids, a list of ints");
-             }
-             for (int id : ids)
-               if (id < 0 || id >= m.model.config.vocab_size)
-                 raise_raspc_error("InputError", "ids: error: " + std::to_string(id) + " is no token id of this model (0 to " +
-                                                     std::to_string(m.model.config.vocab_size - 1) + ")");
+             bool ints = py::isinstance<py::list>(token_ids) || py::isinstance<py::tuple>(token_ids);
+             if (ints)
+               for (const py::handle& id : token_ids) {
+                 if (!py::isinstance<py::int_>(id) || py::isinstance<py::bool_>(id)) {
+                   ints = false;
+                   break;
+                 }
+                 const long long value = PyLong_AsLongLong(id.ptr());
+                 if (value == -1 && PyErr_Occurred()) PyErr_Clear();  // beyond long long: out of range too
+                 if (value < 0 || value >= m.model.config.vocab_size)
+                   raise_raspc_error("InputError", "ids: error: " + std::string(py::repr(id)) +
+                                                       " is no token id of this model (0 to " +
+                                                       std::to_string(m.model.config.vocab_size - 1) + ")");
+                 ids.push_back(int(value));
+               }
+             if (!ints) raise_raspc_error("InputError", "ids: error: must be the forward's token ids, a list of ints");
              // What can fail past the shape check is the file's placement metadata.
              const auto array = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(residual);
              if (!array) {
@@ -306,6 +333,28 @@ void bind_models(py::module_& module) {
              });
            },
            py::arg("path"), py::arg("format"))
+      // The page `raspc view` writes for this input (view/html_view.hpp): one function serves both.
+      .def("view",
+           [](PyModel& m, const py::handle& tokens, const std::string& title) {
+             const std::vector<int> ids =
+                 translating_errors("InputError", [&] { return with_bos(m.model, model_input(m.model, tokens)); });
+             return translating_errors("FileError", [&] {
+               py::gil_scoped_release release;
+               std::lock_guard<std::mutex> lock(m.mutex);
+               return view_page(m.model, m.backend_for(Device::Cpu), ids, title);
+             });
+           },
+           py::arg("tokens"), py::arg("title"))
+      // View.save: the page written as every file raspc writes is (a temporary name, then
+      // renamed), never over the files the model came from.
+      .def("write_page",
+           [](const PyModel& m, const std::string& path, const std::string& page) {
+             translating_errors("FileError", [&] {
+               check_output_path(path, "path", m.sources);
+               write_file_atomically(path, page);
+             });
+           },
+           py::arg("path"), py::arg("page"))
       .def("describe", [](const PyModel& m) { return describe_model(m.model); })
       .def(
           "format_tensor",

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 from fractions import Fraction
 from pathlib import Path
 
@@ -272,6 +273,69 @@ def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_progr
     assert checked == {path.name for path in PROGRAMS.glob("*.rasp")}
 
 
+def test_view_is_the_page_of_raspc_view_shown_inline(tmp_path):
+    program_path = tmp_path / "hist.rasp"
+    program_path.write_text((PROGRAMS / "hist.rasp").read_text())
+    model = raspc.compile(raspc.Program.from_file(program_path), max_len=5)
+    view = model.view("abca", title="hist")
+    page = tmp_path / "hist.html"
+    raspc_cli = subprocess.run([os.environ["RASPC_BINARY"], "view", str(program_path), "--input", "abca", "--max-len", "5", "-o",
+                                str(page)], capture_output=True, text=True)
+    assert raspc_cli.returncode == 0, raspc_cli.stderr
+    # The same function makes both: only the title (the CLI's is the file) differs.
+    assert view.html == page.read_text().replace(str(program_path), "hist")
+    assert 'data-output="true"><th title="hist at hist.rasp:12:8">hist</th><td class="checked"' in view.html
+    # In a notebook: the page in a frame of its own, so its style and script stay inside.
+    assert view._repr_html_().startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    view.save(tmp_path / "saved.html")
+    assert (tmp_path / "saved.html").read_text() == view.html
+    with pytest.raises(raspc.FileError, match="the output is the input file"):
+        view.save(program_path)
+    with pytest.raises(raspc.InputError, match='"z" is not in the model\'s input vocabulary'):
+        model.view("zz")
+
+
+def test_a_program_undefined_on_most_inputs_warns_as_the_cli_does():
+    # A mean of strings: undefined wherever a query selects two or more positions holding tokens.
+    program = raspc.parse("aggregate(select(indices, indices, <=), tokens);\n", filename="mean.rasp")
+    with pytest.warns(raspc.RaspcWarning) as caught:
+        model = raspc.compile(program, vocab="ab", max_len=4)
+    assert [str(w.message) for w in caught] == [
+        "mean.rasp: warning: THE PROGRAM IS UNDEFINED ON 28 OF THE 30 INPUTS CHECKED (93%): the interpreter fails on "
+        "them (the `undefined:` line names one, and the operation that fails), so the model was verified on the other 2 "
+        "only"]
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    assert model.report["undefined_inputs"] == 28
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a program defined everywhere says nothing
+        raspc.compile(raspc.Program.from_file(PROGRAMS / "hist.rasp"), max_len=3)
+
+
+def test_ctrl_c_stops_a_long_compile():
+    # A verification of millions of inputs, interrupted after half a second as Ctrl-C (or a
+    # notebook's stop button) would: the compile ends with KeyboardInterrupt instead of running on.
+    script = f"""
+import os, signal, threading, raspc
+program = raspc.Program.from_file({str(PROGRAMS / "hist.rasp")!r})
+threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    raspc.compile(program, max_len=16, samples=10 ** 7)
+    print("finished")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    # Uninterrupted this takes many minutes: the timeout fails the test where Ctrl-C is not heard.
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "interrupted"
+
+
+def test_compile_takes_its_options_by_name():
+    with pytest.raises(TypeError, match="takes 1 positional argument but 3 were given"):
+        raspc.compile(raspc.parse("tokens;"), "ab", 3)
+
+
 def test_forwards_from_threads_agree():
     program = raspc.Program.from_file(PROGRAMS / "hist.rasp")
     model = raspc.compile(program, max_len=5)
@@ -499,8 +563,9 @@ print(results)
 HOSTILE_SCRIPT = r"""
 import os, sys
 import raspc
+import numpy
 HOSTILE = [None, 3, -1, 2 ** 70, 3.7, float("nan"), "", "\x00", "\ud800", b"x", [], {}, object(), [[1]], True,
-           ["a"] * 10000, "a" * 100000]
+           ["a"] * 10000, "a" * 100000, numpy.zeros(()), [0, 2 ** 70]]
 program = raspc.parse("hist = selector_width(select(tokens, tokens, ==));\nhist;\n")
 model = raspc.compile(program, vocab="ab", max_len=3)
 scratch = sys.argv[2]
@@ -532,6 +597,9 @@ ENTRY = {
     "export path": lambda v: model.export(inside(v, "e"), "gguf"),
     "export format": lambda v: model.export(os.path.join(scratch, "f.out"), v),
     "format_tensor": lambda v: model.format_tensor(v),
+    "view": lambda v: model.view(v),
+    "view title": lambda v: model.view("ab", title=v),
+    "View.save": lambda v: model.view("ab").save(inside(v, "v")),
 }
 for value in HOSTILE:
     try:
@@ -545,7 +613,7 @@ for value in HOSTILE:
 
 def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path):
     entries = [line.split('"')[1] for line in HOSTILE_SCRIPT.splitlines() if line.startswith('    "')]
-    assert len(entries) == 25
+    assert len(entries) == 28
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE_SCRIPT)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
