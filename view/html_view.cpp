@@ -44,7 +44,7 @@ document.querySelectorAll('.sop-node').forEach(function (node) {
     document.querySelectorAll('.sop-node.selected').forEach(function (n) { n.classList.remove('selected'); });
     node.classList.add('selected');
     document.getElementById('source-panel').textContent =
-        node.getAttribute('data-name') + '  ' + node.getAttribute('data-at') + '\n' + node.getAttribute('data-line');
+        node.getAttribute('data-shown') + '  ' + node.getAttribute('data-at') + '\n' + node.getAttribute('data-line');
   });
 });
 )";
@@ -147,7 +147,8 @@ std::string graph_html(const ModelPlacement& placement, int stages) {
     std::string detail = std::string(sop.numerical ? "numerical" : "categorical") +
                          (sop.value_count ? ", " + std::to_string(*sop.value_count) + " values" : "");
     out << "<g class=\"sop-node" << (sop.numerical ? " numerical" : "") << (sop.output ? " output" : "")
-        << "\" data-name=\"" << html_escape(sop.name) << "\" data-at=\"" << html_escape(sop.source.at)
+        << "\" data-name=\"" << html_escape(sop.name) << "\" data-shown=\"" << html_escape(sop.shown)
+        << "\" data-at=\"" << html_escape(sop.source.at)
         << "\" data-line=\"" << html_escape(sop.source.line) << "\"><title>" << html_escape(sop.shown) << " ("
         << html_escape(sop.kind) << ", " << html_escape(sop.name) << ") " << html_escape(sop.source.at) << "\n"
         << html_escape(sop.source.line) << "</title><rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << kBoxW
