@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <utility>
 
 #include "compiler/ir.hpp"
@@ -149,13 +150,6 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
 
 namespace {
 
-bool lowered_head(const Lowered& lowered, NodeId id) {
-  for (const LoweredBlock& block : lowered.blocks)
-    for (const LoweredHead& head : block.heads)
-      if (head.node == id) return true;
-  return false;
-}
-
 // The names pictures and tables show (Program::shown_name), one a node: where two nodes would show
 // alike (the nodes one library call makes), each adds its line and column; where they still do (a
 // def called twice), they are numbered in the program's order, which is the calls' order.
@@ -197,8 +191,11 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
       else if (std::find(out.begin(), out.end(), input) == out.end()) out.push_back(input);
     }
   };
+  std::set<NodeId> head_nodes;
+  for (const LoweredBlock& block : lowered.blocks)
+    for (const LoweredHead& head : block.heads) head_nodes.insert(head.node);
   const std::map<NodeId, std::string> shown = shown_names(program, [&](NodeId id) {
-    return has_dims(id) || allocation.scratch.count(id) || lowered_head(lowered, id);
+    return has_dims(id) || allocation.scratch.count(id) || head_nodes.count(id);
   });
   nlohmann::json sops = nlohmann::json::array();
   auto add = [&](NodeId id, const std::vector<int>& dims, bool numerical, int stage, bool scratch) {

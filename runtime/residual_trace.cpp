@@ -98,7 +98,7 @@ bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)
 
 }  // namespace
 
-std::string shown_label(const std::string& label, const ModelPlacement& placement) {
+std::vector<std::string> shown_labels(std::vector<std::string> labels, const ModelPlacement& placement) {
   // Only identifiers with an id ("frequency#4", "map#20", "selector_width#18_1") are made up; a
   // name the user wrote is its own shown name. Whole identifiers only: map#2 is not map#20's start.
   std::vector<std::pair<const std::string*, const std::string*>> renames;
@@ -108,27 +108,26 @@ std::string shown_label(const std::string& label, const ModelPlacement& placemen
   for (const auto& layer : placement.heads)
     for (const HeadPlacement& head : layer)
       if (head.shown != head.sop && head.sop.find('#') != std::string::npos) renames.push_back({&head.sop, &head.shown});
-  if (renames.empty() || label.find('#') == std::string::npos) return label;
-  std::string out;
-  for (size_t i = 0; i < label.size();) {
-    bool renamed = false;
-    if (i == 0 || !identifier_char(label[i - 1]))
-      for (const auto& [name, shown] : renames) {
-        const size_t end = i + name->size();
-        if (label.compare(i, name->size(), *name) == 0 && (end == label.size() || !identifier_char(label[end]))) {
-          out += *shown;
-          i = end;
-          renamed = true;
-          break;
+  if (renames.empty()) return labels;
+  for (std::string& label : labels) {
+    if (label.find('#') == std::string::npos) continue;
+    std::string out;
+    for (size_t i = 0; i < label.size();) {
+      bool renamed = false;
+      if (i == 0 || !identifier_char(label[i - 1]))
+        for (const auto& [name, shown] : renames) {
+          const size_t end = i + name->size();
+          if (label.compare(i, name->size(), *name) == 0 && (end == label.size() || !identifier_char(label[end]))) {
+            out += *shown;
+            i = end;
+            renamed = true;
+            break;
+          }
         }
-      }
-    if (!renamed) out += label[i++];
+      if (!renamed) out += label[i++];
+    }
+    label = std::move(out);
   }
-  return out;
-}
-
-std::vector<std::string> shown_labels(std::vector<std::string> labels, const ModelPlacement& placement) {
-  for (std::string& label : labels) label = shown_label(label, placement);
   return labels;
 }
 

@@ -75,10 +75,9 @@ std::vector<std::string> stage_names(int n_layer);
 // Residual labels with the unlabelled dimensions numbered ("d7"), as inspect prints them.
 std::vector<std::string> numbered_residual_labels(const Model& model);
 
-// A label of the model (a residual dimension "key#11:-8", an MLP unit "aggregate#7=0,frequency#4<7+")
+// Labels of the model (residual dimensions "key#11:-8", MLP units "aggregate#7=0,frequency#4<7+")
 // with each s-op identifier the compiler made up replaced by the s-op's shown name ("key:-8"), as
-// pictures show it. A model without shown names keeps its labels.
-std::string shown_label(const std::string& label, const ModelPlacement& placement);
+// pictures show them. A model without shown names keeps its labels.
 std::vector<std::string> shown_labels(std::vector<std::string> labels, const ModelPlacement& placement);
 
 struct ResidualTrace {
