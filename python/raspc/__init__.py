@@ -12,7 +12,10 @@ extension module); this package only converts between them and Python::
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+import time
 from fractions import Fraction
 from typing import Any, Optional, Sequence, Union
 
@@ -99,13 +102,17 @@ def evaluate(program: Program, tokens: Tokens, *, causal: bool = False, trace: b
 def compile(program: Program, *, vocab: Union[None, str, Sequence] = None, max_len: int = 16,
             causal: Optional[bool] = None, layer_norm: bool = True, verify: bool = True, activation: str = "gelu",
             verify_len: int = 0, samples: int = 10000, seed: int = 1, device: str = "cpu",
-            dump_after: Optional[str] = None, explain: bool = False) -> Model:
+            dump_after: Optional[str] = None, explain: bool = False, progress: Optional[bool] = None) -> Model:
     """Compiles a program into a verified GPT-2 Model. ``vocab`` defaults to the program's
     ``# vocab:`` line (a str is read as the CLI's ``--vocab``: "abc", "a b c", "[1,2,3]");
     ``causal`` defaults to its ``# causal:`` line. A refusal, or a verification that finds a
     mismatch, raises CompileError with the same diagnostic ``raspc compile`` prints.
     ``dump_after`` (a pass name) and ``explain`` print what ``--dump-after`` and ``--explain``
-    print, to sys.stdout, as soon as the compiler has it."""
+    print, to sys.stdout, as soon as the compiler has it. ``progress``: a bar for the verification
+    (tqdm's, in a notebook its widget where ipywidgets is installed); None (the default) shows it
+    when tqdm is installed and the verification runs over two seconds, True always (a plain line
+    on stderr without tqdm), False never. Ctrl-C (a notebook's stop button) ends a compile with
+    KeyboardInterrupt."""
     native = _native_program(program)
     if vocab is None:
         vocab = native.vocab
@@ -120,6 +127,8 @@ def compile(program: Program, *, vocab: Union[None, str, Sequence] = None, max_l
     _expect(seed, int, "seed", "a whole number")
     if seed < 0 or seed >= 2 ** 64:
         raise InputError(f"seed: error: must be from 0 to 2^64 - 1, not {seed}")
+    if progress is not None:
+        _expect(progress, bool, "progress", "True, False or None")
     for value, name in ((causal, "causal"), (layer_norm, "layer_norm"), (verify, "verify"), (explain, "explain")):
         _expect(value, bool, name, "True or False")
     for value, name in ((activation, "activation"), (device, "device")):
@@ -136,8 +145,47 @@ def compile(program: Program, *, vocab: Union[None, str, Sequence] = None, max_l
         if not -2 ** 31 < value < 2 ** 31:
             bound = f"between 1 and {top}" if name == "max_len" else (f"from 0 to {top}" if top else "at most max_len")
             raise InputError(f"{name}: error: must be {bound}, not {value}")
-    return Model(_raspc.compile(native, list(vocab), max_len, causal, layer_norm, activation, verify, verify_len,
-                                samples, seed, device, dump_after or "", explain), getattr(program, "_codec", None))
+    with _VerifyProgress(progress) as bar:
+        native_model = _raspc.compile(native, list(vocab), max_len, causal, layer_norm, activation, verify, verify_len,
+                                      samples, seed, device, dump_after or "", explain, bar.update)
+    return Model(native_model, getattr(program, "_codec", None))
+
+
+class _VerifyProgress:
+    """The verification's progress for compile(progress=...): the compiler calls ``update(done,
+    total)`` between batches, with the GIL held."""
+
+    def __init__(self, show):
+        self.show, self.bar, self.last_line = show, None, 0.0
+        self.tqdm = None
+        if show is not False:
+            try:
+                if "ipykernel" in sys.modules and importlib.util.find_spec("ipywidgets"):
+                    from tqdm.notebook import tqdm
+                else:
+                    from tqdm import tqdm
+                self.tqdm = tqdm
+            except ImportError:
+                pass
+
+    def update(self, done, total):
+        if self.show is False or total <= 0:
+            return
+        if self.tqdm is not None:
+            if self.bar is None:
+                # delay: a verification of under two seconds shows nothing unless asked to.
+                self.bar = self.tqdm(total=total, unit=" inputs", desc="verifying", delay=0 if self.show else 2)
+            self.bar.update(done - self.bar.n)
+        elif self.show and (done == total or time.monotonic() - self.last_line >= 1):
+            self.last_line = time.monotonic()
+            print(f"verifying: {done:,} of {total:,} inputs", file=sys.stderr, flush=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
 
 
 def load(path: Union[str, os.PathLike]) -> Model:
@@ -233,6 +281,34 @@ class Forward:
         self.outputs = [model._output_value(v) for v in result["outputs"]]
         self.margins = result["margins"]
         self._ids = result["ids"]
+
+    @property
+    def cache(self) -> dict[str, Any]:
+        """The captured activations by TransformerLens's hook names, shaped as TransformerLens's
+        ``run_with_cache`` shapes them (a batch of one first): ``hook_embed`` and ``hook_pos_embed``
+        (1, T, C: the token and position embeddings), ``blocks.L.hook_resid_pre`` / ``_mid`` /
+        ``_post`` (1, T, C), ``blocks.L.attn.hook_pattern`` (1, H, T, T [query][key]), on the CPU
+        ``blocks.L.attn.hook_attn_scores`` (1, H, T, T) and ``ln_final.hook_normalized`` (1, T, C,
+        with a LayerNorm). Only what the forward computed: no sum is taken apart again."""
+        if self.residual is None:
+            raise InputError("cache: error: this forward did not capture its activations (capture=True)")
+        weights = self.model.weights
+        cache = {"hook_embed": weights["transformer.wte.weight"][self._ids][None],
+                 "hook_pos_embed": weights["transformer.wpe.weight"][:len(self._ids)][None]}
+        for layer in range(self.attention.shape[0]):
+            cache[f"blocks.{layer}.hook_resid_pre"] = self.residual[2 * layer][None]
+            if self.scores is not None:
+                cache[f"blocks.{layer}.attn.hook_attn_scores"] = self.scores[layer][None]
+            cache[f"blocks.{layer}.attn.hook_pattern"] = self.attention[layer][None]
+            cache[f"blocks.{layer}.hook_resid_mid"] = self.residual[2 * layer + 1][None]
+            cache[f"blocks.{layer}.hook_resid_post"] = self.residual[2 * layer + 2][None]
+        if self.model.config["layer_norm"]:
+            cache["ln_final.hook_normalized"] = self.final[None]
+        return cache
+
+    def __repr__(self):
+        captured = "captured" if self.residual is not None else "not captured"
+        return f"<raspc.Forward {len(self._ids)} positions (BOS included), outputs {self.outputs}, activations {captured}>"
 
     @property
     def stages(self) -> list[str]:
@@ -332,6 +408,12 @@ class Model:
         half-block and every head's attention pattern too. Returns a Forward."""
         _expect(capture, bool, "capture", "True or False")
         return Forward(self, self._native.forward(_tokens(tokens), capture, _text(device, "device")))
+
+    def run_with_cache(self, tokens: Tokens, device: str = "cpu") -> tuple[Any, dict[str, Any]]:
+        """TransformerLens's ``run_with_cache`` for one input: the logits (1, T, V) and the
+        activations by hook name (Forward.cache). T counts BOS."""
+        forward = self.forward(tokens, device=device)
+        return forward.logits[None], forward.cache
 
     def decode_residual(self, tokens: Tokens, stage: Union[int, str]) -> dict[str, list]:
         """Forward.decode_residual of this input: the s-op values the residual holds."""

@@ -146,11 +146,20 @@ py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const st
 }
 
 // Ctrl-C during a compile: the verification's progress callback runs Python's signal handlers (a
-// notebook's interrupt button sends SIGINT too) and unwinds the compile when one raises.
+// notebook's interrupt button sends SIGINT too) and unwinds the compile when one raises. It also
+// calls the caller's progress function (done, total), whose exception unwinds the compile alike.
 struct Interrupted {};
-void stop_if_interrupted() {
+void report_progress(PyObject* progress, long done, long total) {
   py::gil_scoped_acquire acquire;
   if (PyErr_CheckSignals() != 0) throw Interrupted{};
+  if (!progress) return;
+  try {
+    py::handle callback(progress);
+    callback(done, total);
+  } catch (py::error_already_set& error) {
+    error.restore();  // the Python error stays set until compile() rethrows it, with the GIL held
+    throw Interrupted{};
+  }
 }
 
 // The compiler calls this with the GIL released.
@@ -164,8 +173,10 @@ void print_to_python_stdout(const std::string& text) {
 CompileOptions compile_options(const PyProgram& program, const py::handle& vocab, int max_len, bool causal,
                                bool layer_norm, const std::string& activation, bool verify, int verify_len,
                                long samples, uint64_t seed, const std::string& device,
-                               const std::string& dump_after, bool explain) {
+                               const std::string& dump_after, bool explain, const py::object& progress) {
   CompileOptions options;
+  if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
+    fail_file("progress", std::string("must be a function of (done, total) or None, not ") + Py_TYPE(progress.ptr())->tp_name);
   if (!py::isinstance<py::list>(vocab) && !py::isinstance<py::tuple>(vocab) && !py::isinstance<py::set>(vocab) &&
       !py::isinstance<py::frozenset>(vocab))
     fail_file("vocab", std::string("must be a list of tokens or a string, not ") + Py_TYPE(vocab.ptr())->tp_name);
@@ -202,7 +213,10 @@ CompileOptions compile_options(const PyProgram& program, const py::handle& vocab
   }
   options.explain = explain;
   if (explain) options.on_explanation = print_to_python_stdout;
-  options.on_verify_progress = [](long, long, double) { stop_if_interrupted(); };
+  // A borrowed pointer: the caller's argument outlives the compile, and copying the options (each
+  // verification thread has its own) must not touch Python reference counts without the GIL.
+  PyObject* callback = progress.is_none() ? nullptr : progress.ptr();
+  options.on_verify_progress = [callback](long done, long total, double) { report_progress(callback, done, total); };
   return options;
 }
 
@@ -379,16 +393,16 @@ void bind_models(py::module_& module) {
       "compile",
       [](const PyProgram& program, const py::object& vocab, int max_len, bool causal, bool layer_norm,
          const std::string& activation, bool verify, int verify_len, long samples, uint64_t seed,
-         const std::string& device, const std::string& dump_after, bool explain) {
+         const std::string& device, const std::string& dump_after, bool explain, const py::object& progress) {
         CompileOptions options = translating_errors("InputError", [&] {
           return compile_options(program, vocab, max_len, causal, layer_norm, activation, verify, verify_len, samples,
-                                 seed, device, dump_after, explain);
+                                 seed, device, dump_after, explain, progress);
         });
         return translating_errors("CompileError", [&] { return compile(program, options); });
       },
       py::arg("program"), py::arg("vocab"), py::arg("max_len"), py::arg("causal"), py::arg("layer_norm"),
       py::arg("activation"), py::arg("verify"), py::arg("verify_len"), py::arg("samples"), py::arg("seed"),
-      py::arg("device"), py::arg("dump_after"), py::arg("explain"));
+      py::arg("device"), py::arg("dump_after"), py::arg("explain"), py::arg("progress"));
 }
 
 }  // namespace raspc::python

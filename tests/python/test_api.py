@@ -2,6 +2,7 @@
 the model and its errors, all of them the C++ ones behind `import raspc`."""
 
 import gc
+import importlib.util
 import itertools
 import os
 import re
@@ -220,6 +221,61 @@ def test_forward_captures_residuals_and_attention():
     assert out.outputs == ["c", "b", "a"]
     plain = model.forward("abc", capture=False)
     assert plain.residual is None and np.array_equal(plain.logits, out.logits)
+
+
+def test_run_with_cache_keys_the_activations_by_transformer_lens_hooks():
+    model = raspc.compile(raspc.Program.from_file(PROGRAMS / "sort.rasp"), max_len=5)
+    logits, cache = model.run_with_cache([3, 1, 2])
+    out = model.forward([3, 1, 2])
+    assert np.array_equal(logits, out.logits[None])
+    # TransformerLens's names, in its order within a block, and its shapes: a batch of one first.
+    assert list(cache) == ["hook_embed", "hook_pos_embed"] + [
+        f"blocks.{L}.{hook}" for L in range(model.config["n_layer"])
+        for hook in ("hook_resid_pre", "attn.hook_attn_scores", "attn.hook_pattern", "hook_resid_mid", "hook_resid_post")
+    ] + ["ln_final.hook_normalized"]
+    T, C, H = 4, model.config["n_embd"], model.config["n_head"]
+    assert cache["hook_embed"].shape == (1, T, C) and cache["blocks.1.attn.hook_pattern"].shape == (1, H, T, T)
+    assert np.array_equal(cache["blocks.1.hook_resid_pre"], cache["blocks.0.hook_resid_post"])
+    assert np.array_equal(cache["blocks.1.hook_resid_mid"][0], out.residual[3])
+    assert np.array_equal(cache["blocks.0.attn.hook_pattern"][0], out.attention[0])
+    assert np.array_equal(cache["ln_final.hook_normalized"][0], out.final)
+    # The embeddings are the rows the forward adds: their sum is the first stage, to the bit.
+    assert np.array_equal(cache["hook_embed"] + cache["hook_pos_embed"], cache["blocks.0.hook_resid_pre"])
+    with pytest.raises(raspc.InputError, match="did not capture"):
+        model.forward([3, 1, 2], capture=False).cache
+    assert repr(out) == "<raspc.Forward 4 positions (BOS included), outputs [1, 2, 3], activations captured>"
+
+
+@pytest.mark.parametrize("progress,tqdm,expected", [
+    (True, True, r"verifying: 100%\|.*\| (\d+)/\1 "), (True, False, r"verifying: (\d+) of \1 inputs"),
+    (None, True, ""), (False, True, "")])
+def test_compile_shows_the_verifications_progress_when_asked(progress, tqdm, expected):
+    if tqdm and importlib.util.find_spec("tqdm") is None:
+        pytest.skip("tqdm is not installed (Debian: python3-tqdm)")
+    # Every input up to length 4, verified in well under tqdm's two-second delay:
+    # the default shows nothing for so short a wait, True shows the bar (tqdm's, else plain lines).
+    script = f"""
+import sys
+{"" if tqdm else "sys.modules['tqdm'] = None  # as if tqdm were not installed"}
+import raspc
+raspc.compile(raspc.Program.from_file({str(PROGRAMS / "hist.rasp")!r}), max_len=4, progress={progress})
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    if expected:
+        assert re.search(expected, done.stderr), done.stderr
+    else:
+        assert done.stderr == ""
+
+
+def test_a_failing_progress_function_ends_the_compile_with_its_exception():
+    def progress(done, total):
+        raise ValueError(f"stopped at {done} of {total}")
+    program = raspc.Program.from_file(PROGRAMS / "hist.rasp")
+    with pytest.raises(ValueError, match=r"stopped at 0 of \d+"):
+        raspc._raspc.compile(program._native, ["a", "b"], 4, False, True, "gelu", True, 0, 100, 1, "cpu", "", False,
+                             progress)
 
 
 def test_decode_residual_reads_the_s_ops_the_interpreter_computes():
@@ -594,6 +650,7 @@ ENTRY = {
     "compile samples": lambda v: raspc.compile(program, vocab="ab", max_len=2, samples=v),
     "compile device": lambda v: raspc.compile(program, vocab="ab", max_len=2, device=v),
     "compile activation": lambda v: raspc.compile(program, vocab="ab", max_len=2, activation=v),
+    "compile progress": lambda v: raspc.compile(program, vocab="ab", max_len=2, progress=v),
     "load": lambda v: raspc.load(v),
     "run": lambda v: model.run(v),
     "run device": lambda v: model.run("ab", device=v),
@@ -622,7 +679,7 @@ for value in HOSTILE:
 
 def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path):
     entries = [line.split('"')[1] for line in HOSTILE_SCRIPT.splitlines() if line.startswith('    "')]
-    assert len(entries) == 28
+    assert len(entries) == 29
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE_SCRIPT)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
