@@ -237,6 +237,23 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     if (auto it = allocation.onehot.find(id); it != allocation.onehot.end()) add(id, it->second, false, stage, false);
     if (auto it = allocation.numeric.find(id); it != allocation.numeric.end()) add(id, {it->second}, true, stage, false);
   }
+  // How a head computes its s-op, for pictures that explain it (view/): the constructions whose
+  // patterns do not look like their selector (a width attends to BOS; a numerical selector scores
+  // distances).
+  auto construction = [&](NodeId id) -> const char* {
+    const Node& node = program.node(id);
+    if (const Construction* c = construction_of(node)) {
+      switch (c->kind) {
+        case ConstructionKind::WidthStep:
+          return static_cast<const WidthStep*>(c)->step_of_sort.empty() ? "width_step" : "counting_sort_step";
+        case ConstructionKind::WidthPart: return "width_part";
+      }
+    }
+    if (inference.numbers.of(id) == NumberRole::LastIndex) return "length";
+    if (node.kind == NodeKind::SelectorWidth) return "selector_width";
+    if (!node.inputs.empty() && inference.numbers.of(node.inputs[0]) == NumberRole::Select) return "numerical_selector";
+    return inference.info[size_t(id)].encoding == Encoding::Numerical ? "mean" : "copy";
+  };
   nlohmann::json heads = nlohmann::json::array();
   for (const LoweredBlock& block : lowered.blocks) {
     nlohmann::json layer = nlohmann::json::array();
@@ -245,6 +262,7 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
       layer.push_back({{"sop", program.label(head.node)},
                        {"shown", shown.at(head.node)},
                        {"kind", schema_kind(node)},
+                       {"construction", construction(head.node)},
                        {"selector", source_of(program.node(node.inputs.at(0)).span)},
                        {"source", source_of(node.span)}});
     }

@@ -98,8 +98,8 @@ NodeId dominant_sop(const Program& program, const Allocation& allocation, const 
   std::string message =
       block < 0 ? "the model would have at least " + with_commas(double(total)) +
                       " parameters before its MLP units, more than " + limit
-                : "the model would have more parameters than " + limit + ": block " + std::to_string(block) +
-                      "'s MLP passes it";
+                : "the model would have more parameters than " + limit + ": blocks." + std::to_string(block) +
+                      ".mlp passes it";
   message += what + "; raise --max-parameters, or use a smaller --max-len or vocabulary";
   const Span* where = dominant >= 0 && program.node(dominant).span.file ? &program.node(dominant).span : nullptr;
   if (where) fail_at(*where, message);

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "compiler/ir.hpp"
+#include "runtime/residual_trace.hpp"
 
 namespace raspc::compiler {
 namespace {
@@ -182,15 +183,12 @@ class Scheduler {
     s_.blocks = std::max(s_.blocks, b);
     if (s_.heads.size() < size_t(b)) s_.heads.resize(size_t(b));
     s_.heads[size_t(b - 1)].push_back(id);
-    s_.why[id] = "a head in block " + std::to_string(b - 1) + ": its inputs are ready " +
+    s_.why[id] = "a head, blocks." + std::to_string(b - 1) + ".attn: its inputs are ready " +
                  (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));
   }
 
-  static std::string describe_time(int t) {
-    // 0-based, as the model's layers and the hook names are (block b here is layer b - 1).
-    return (t % 2 == 1 ? "block " + std::to_string((t + 1) / 2 - 1) + "'s attention"
-                       : "block " + std::to_string(t / 2 - 1) + "'s MLP");
-  }
+  // Time t is residual stage t: "blocks.0.attn", named as TransformerLens names the modules.
+  static std::string describe_time(int t) { return stage_description(t); }
 
   void place_map(NodeId id) {
     std::vector<NodeId> support = support_of(program_, id, &inference_.cut);
@@ -235,7 +233,7 @@ class Scheduler {
     s_.ready[id] = 2 * b;
     s_.blocks = std::max(s_.blocks, b);
     add_job(b, MlpJob{id, support, reads, false, projected ? *line : 0.0});
-    s_.why[id] = "an MLP in block " + std::to_string(b - 1) + " (a lookup over " + std::to_string(support.size()) +
+    s_.why[id] = "an MLP, blocks." + std::to_string(b - 1) + ".mlp (a lookup over " + std::to_string(support.size()) +
                  " input" + (support.size() == 1 ? "" : "s") +
                  (projected ? ", two of them read along one line" : "") + "): its inputs are ready " +
                  (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));

@@ -16,7 +16,6 @@
 #include "runtime/residual_trace.hpp"
 #include "runtime/safetensors.hpp"
 #include "view/html_view.hpp"
-#include "view/program_check.hpp"
 #include "support/diagnostics.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -36,12 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (tokens.empty()) return 0;
     const std::vector<int> sequence = with_bos(model, tokens);
     CpuBackend backend(model);
-    ForwardOptions forward;
-    forward.capture_residual = forward.capture_attention = true;
-    const ForwardResult result = backend.forward({sequence}, forward);
-    ResidualTrace trace = decode_residual(model, result, 0, sequence);
-    check_against_program(model, trace);
-    const std::string page = render_view_html(model, result, trace, "fuzz.safetensors");
+    const std::string page = view_page(model, backend, sequence, "fuzz.safetensors");
     if (page.find("</html>") == std::string::npos) {
       std::fprintf(stderr, "view fuzz: the page is not whole\n");
       std::abort();

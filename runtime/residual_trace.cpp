@@ -75,7 +75,7 @@ std::string stage_name(int stage) {
 
 std::string stage_description(int stage) {
   if (stage == 0) return "the embedding";
-  return "block " + std::to_string((stage - 1) / 2) + (stage % 2 ? "'s attention" : "'s MLP");
+  return "blocks." + std::to_string((stage - 1) / 2) + (stage % 2 ? ".attn" : ".mlp");
 }
 
 std::vector<std::string> stage_names(int n_layer) {
@@ -99,18 +99,17 @@ bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)
 }  // namespace
 
 std::vector<std::string> shown_labels(std::vector<std::string> labels, const ModelPlacement& placement) {
-  // Only identifiers with an id ("frequency#4", "map#20", "selector_width#18_1") are made up; a
-  // name the user wrote is its own shown name. Whole identifiers only: map#2 is not map#20's start.
+  // Every identifier whose shown name differs: made up with an id ("frequency#4", "map#20"), by a
+  // rewrite ("sorted_below_1", a counting sort's step), or the library's where the program named
+  // the s-op ("length" as "n_tokens"). Whole identifiers only: map#2 is not map#20's start.
   std::vector<std::pair<const std::string*, const std::string*>> renames;
   for (const SopPlacement& sop : placement.sops)
-    if (sop.kind != "scratch" && sop.shown != sop.name && sop.name.find('#') != std::string::npos)
-      renames.push_back({&sop.name, &sop.shown});
+    if (sop.kind != "scratch" && sop.shown != sop.name) renames.push_back({&sop.name, &sop.shown});
   for (const auto& layer : placement.heads)
     for (const HeadPlacement& head : layer)
-      if (head.shown != head.sop && head.sop.find('#') != std::string::npos) renames.push_back({&head.sop, &head.shown});
+      if (head.shown != head.sop) renames.push_back({&head.sop, &head.shown});
   if (renames.empty()) return labels;
   for (std::string& label : labels) {
-    if (label.find('#') == std::string::npos) continue;
     std::string out;
     for (size_t i = 0; i < label.size();) {
       bool renamed = false;
@@ -168,7 +167,7 @@ ModelPlacement read_placement(const Model& model) {
       if (layer.is_array())
         for (const nlohmann::json& j : layer) {
           HeadPlacement head{text_field(j, "sop"), text_field(j, "kind"), text_field(j, "shown"),
-                             j.contains("selector") ? location_of(j["selector"]) : SourceLocation{},
+                             text_field(j, "construction"), j.contains("selector") ? location_of(j["selector"]) : SourceLocation{},
                              j.contains("source") ? location_of(j["source"]) : SourceLocation{}};
           if (head.shown.empty()) head.shown = head.sop;
           heads.push_back(std::move(head));

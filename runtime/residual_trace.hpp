@@ -12,7 +12,8 @@
 //              "reads": [names of the s-ops it is computed from], "output": true for the
 //              program's output,
 //              "source": {"at": "hist.rasp:5:8", "line": "...", "text": "..."} or null}, ...]
-//   "heads": [[{"sop": "hist", "kind": "selector_width", "selector": {source as above},
+//   "heads": [[{"sop": "hist", "kind": "selector_width", "construction": "selector_width",
+//               "selector": {source as above},
 //               "source": {...}}, ...], ...]  by layer, then head
 // Files without them (trained models, files written before) decode to no s-ops.
 #pragma once
@@ -51,6 +52,9 @@ struct SopPlacement {
 struct HeadPlacement {
   std::string sop, kind;
   std::string shown;  // the s-op's shown name
+  // How it computes: "copy", "mean", "selector_width", "width_step", "counting_sort_step",
+  // "width_part", "numerical_selector", "length"; empty in files written before.
+  std::string construction;
   SourceLocation selector, source;
 };
 
@@ -67,7 +71,8 @@ ModelPlacement read_placement(const Model& model);
 // "blocks.0.hook_resid_pre" (the embedding), "blocks.0.hook_resid_mid" (after block 0's
 // attention), "blocks.0.hook_resid_post" (after its MLP), "blocks.1.hook_resid_mid", ...
 std::string stage_name(int stage);
-// The same in words: "the embedding", "block 0's attention", "block 0's MLP", ...
+// The half-block that completes it, by TransformerLens's module names: "the embedding",
+// "blocks.0.attn", "blocks.0.mlp", "blocks.1.attn", ...
 std::string stage_description(int stage);
 // Every stage's name, in order, for a model of n_layer blocks (2 n_layer + 1 of them).
 std::vector<std::string> stage_names(int n_layer);
@@ -76,8 +81,9 @@ std::vector<std::string> stage_names(int n_layer);
 std::vector<std::string> numbered_residual_labels(const Model& model);
 
 // Labels of the model (residual dimensions "key#11:-8", MLP units "aggregate#7=0,frequency#4<7+")
-// with each s-op identifier the compiler made up replaced by the s-op's shown name ("key:-8"), as
-// pictures show them. A model without shown names keeps its labels.
+// with each s-op identifier whose shown name differs replaced by it ("key:-8"; a counting sort's
+// "sorted_below_1" by "sort(tokens, tokens), step 1 of 3"), as pictures show them. A model without
+// shown names keeps its labels.
 std::vector<std::string> shown_labels(std::vector<std::string> labels, const ModelPlacement& placement);
 
 struct ResidualTrace {

@@ -11,6 +11,7 @@ namespace {
 
 constexpr int kCell = 16;       // pixels a cell
 constexpr int kCharWidth = 7;   // of the 11px labels, roughly: sizes the label margins
+constexpr size_t kLabel = 30;   // code points of a label the margins hold; cut beyond, whole on hover
 
 // Intensity on a log scale over six decades below the largest magnitude: a compiled model's
 // residual holds an anchor of 400 beside one-hot entries of 0.1, and both must show.
@@ -32,10 +33,111 @@ std::string colour(double v, double scale, bool linear) {
   return text;
 }
 
+size_t code_points(const std::string& text) {
+  size_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
 size_t longest(const std::vector<std::string>& labels) {
   size_t n = 0;
-  for (const std::string& s : labels) n = std::max(n, s.size());
+  for (const std::string& s : labels) n = std::max(n, std::min(kLabel, code_points(s)));
   return n;
+}
+
+// At most kLabel code points of a label: its start and its end, the middle elided ("sort(tokens,
+// t…step 1 of 3:True"), since labels that differ (the parts of one call, its values) differ at the end.
+std::string shorten(const std::string& label) {
+  if (code_points(label) <= kLabel) return label;
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < label.size(); ++i)
+    if ((static_cast<unsigned char>(label[i]) & 0xC0) != 0x80) starts.push_back(i);
+  const size_t head = kLabel / 2 - 3, tail = kLabel - head - 1;
+  return label.substr(0, starts[head]) + "…" + label.substr(starts[starts.size() - tail]);
+}
+
+// A label's text: shortened to kLabel, whole in its tooltip when shortened.
+std::string label_text(const std::string& label) {
+  const std::string shown = shorten(label);
+  return html_escape(shown) + (shown == label ? "" : "<title>" + html_escape(label) + "</title>");
+}
+
+bool flagged(const std::vector<bool>& flags, size_t i) { return !flags.empty() && flags[i]; }
+
+// "1", ".5", ".33": an attention weight in its cell; nothing below .005.
+std::string cell_number(double v) {
+  if (v < 0.005) return "";
+  if (v > 0.995) return "1";
+  char text[16];
+  std::snprintf(text, sizeof text, "%.2f", v);
+  std::string t = text + 1;  // "0.33" -> ".33"
+  while (t.back() == '0') t.pop_back();
+  return t;
+}
+
+// One SVG of the map's `rows` and `columns` (indices into the map's), scaled to those alone.
+std::string render_lines(const Heatmap& map, const std::vector<size_t>& rows, const std::vector<size_t>& columns,
+                         const std::string& extra_class) {
+  std::vector<std::string> row_labels, column_labels;
+  for (size_t r : rows) row_labels.push_back(map.rows[r]);
+  for (size_t c : columns) column_labels.push_back(map.columns[c]);
+  const int cell = map.numbers ? 2 * kCell - 4 : kCell;  // room for ".33" in 9px digits
+  const int left = int(longest(row_labels)) * kCharWidth + 10;
+  const int top = int(longest(column_labels)) * kCharWidth + 10;
+  const int width = std::max(left + int(columns.size()) * cell + 4, left + 130);  // 130: the scale's line
+  const int height = top + int(rows.size()) * cell + 16;  // 16: the scale's line below the cells
+  double scale = 0;
+  std::vector<double> magnitudes;
+  for (size_t r : rows)
+    for (size_t c : columns) {
+      const double v = std::fabs(map.value(r, c));
+      scale = std::max(scale, v);
+      if (v > 0) magnitudes.push_back(v);
+    }
+  if (map.probabilities) scale = 1;
+  // A log scale only where the values span decades (a compiled model's anchor beside its one-hots);
+  // a trained model's entries are of one size, and a log scale would saturate them all.
+  bool linear = map.probabilities || magnitudes.empty();
+  if (!linear) {
+    const auto tenth = magnitudes.begin() + magnitudes.size() / 10;
+    std::nth_element(magnitudes.begin(), tenth, magnitudes.end());
+    linear = scale < 50 * *tenth;
+  }
+  std::string svg = "<svg class=\"" + map.css_class + extra_class + "\" " + map.attributes + " data-scale=\"" +
+                    (linear ? "linear" : "log") + "\" width=\"" + std::to_string(width) + "\" height=\"" +
+                    std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) +
+                    "\" xmlns=\"http://www.w3.org/2000/svg\">";
+  // The scale below the cells (colour_legend says what it means).
+  char largest[32];
+  std::snprintf(largest, sizeof largest, "%.3g", scale);
+  svg += "<text class=\"scale\" x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(height - 3) + "\">" +
+         (linear ? "linear" : "log") + (map.probabilities ? std::string(", 0 to 1") : std::string(", full at ±") + largest) +
+         "</text>";
+  for (size_t i = 0; i < rows.size(); ++i)
+    svg += std::string("<text class=\"row-label") + (flagged(map.bookkeeping_rows, rows[i]) ? " bookkeeping" : "") +
+           "\" x=\"" + std::to_string(left - 4) + "\" y=\"" +
+           std::to_string(top + int(i) * cell + cell / 2 + 4) + "\" text-anchor=\"end\">" + label_text(row_labels[i]) +
+           "</text>";
+  for (size_t j = 0; j < columns.size(); ++j) {
+    const int x = left + int(j) * cell + cell / 2 + 4, y = top - 4;
+    svg += std::string("<text class=\"column-label") + (flagged(map.bookkeeping_columns, columns[j]) ? " bookkeeping" : "") +
+           "\" transform=\"translate(" + std::to_string(x) + "," + std::to_string(y) +
+           ") rotate(-90)\">" + label_text(column_labels[j]) + "</text>";
+  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t j = 0; j < columns.size(); ++j) {
+      const double v = map.value(rows[i], columns[j]);
+      const int x = left + int(j) * cell, y = top + int(i) * cell;
+      svg += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" + std::to_string(cell - 1) +
+             "\" height=\"" + std::to_string(cell - 1) + "\" fill=\"" + colour(v, scale, linear) + "\"><title>" +
+             html_escape(map.row_title + " " + row_labels[i] + ", " + map.column_title + " " + column_labels[j]) + ": " +
+             exact_number(v) + "</title></rect>";
+      if (const std::string number = map.numbers ? cell_number(v) : ""; !number.empty())
+        svg += "<text class=\"cell-number\" x=\"" + std::to_string(x + cell / 2) + "\" y=\"" +
+               std::to_string(y + cell / 2 + 3) + "\" text-anchor=\"middle\"" +
+               (intensity(v, scale, linear) > 0.6 ? " style=\"fill:#fff\"" : "") + ">" + number + "</text>";
+    }
+  return svg + "</svg>";
 }
 
 }  // namespace
@@ -61,48 +163,36 @@ std::string exact_number(double v) {
   return text;
 }
 
+std::string cut_to(const std::string& text, size_t columns) {
+  std::vector<size_t> starts;  // where each code point begins
+  for (size_t i = 0; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
+  if (starts.size() <= columns) return text;
+  return text.substr(0, starts[columns - 1]) + "…";
+}
+
 std::string render_heatmap(const Heatmap& map) {
-  const int left = int(longest(map.rows)) * kCharWidth + 10;
-  const int top = int(longest(map.columns)) * kCharWidth + 10;
-  const int width = left + int(map.columns.size()) * kCell + 4;
-  const int height = top + int(map.rows.size()) * kCell + 4;
-  double scale = 0;
-  for (size_t r = 0; r < map.rows.size(); ++r)
-    for (size_t c = 0; c < map.columns.size(); ++c) scale = std::max(scale, std::fabs(map.value(r, c)));
-  if (map.probabilities) scale = 1;
-  // A log scale only where the values span decades (a compiled model's anchor beside its one-hots);
-  // a trained model's entries are of one size, and a log scale would saturate them all.
-  std::vector<double> magnitudes;
-  for (size_t r = 0; r < map.rows.size(); ++r)
-    for (size_t c = 0; c < map.columns.size(); ++c)
-      if (double v = std::fabs(map.value(r, c)); v > 0) magnitudes.push_back(v);
-  bool linear = map.probabilities || magnitudes.empty();
-  if (!linear) {
-    const auto tenth = magnitudes.begin() + magnitudes.size() / 10;
-    std::nth_element(magnitudes.begin(), tenth, magnitudes.end());
-    linear = scale < 50 * *tenth;
-  }
-  std::string svg = "<svg class=\"" + map.css_class + "\" " + map.attributes + " width=\"" + std::to_string(width) +
-                    "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " +
-                    std::to_string(height) + "\" xmlns=\"http://www.w3.org/2000/svg\">";
-  for (size_t r = 0; r < map.rows.size(); ++r)
-    svg += "<text class=\"row-label\" x=\"" + std::to_string(left - 4) + "\" y=\"" +
-           std::to_string(top + int(r) * kCell + 12) + "\" text-anchor=\"end\">" + html_escape(map.rows[r]) + "</text>";
-  for (size_t c = 0; c < map.columns.size(); ++c) {
-    const int x = left + int(c) * kCell + 12, y = top - 4;
-    svg += "<text class=\"column-label\" transform=\"translate(" + std::to_string(x) + "," + std::to_string(y) +
-           ") rotate(-90)\">" + html_escape(map.columns[c]) + "</text>";
-  }
-  for (size_t r = 0; r < map.rows.size(); ++r)
-    for (size_t c = 0; c < map.columns.size(); ++c) {
-      const double v = map.value(r, c);
-      svg += "<rect x=\"" + std::to_string(left + int(c) * kCell) + "\" y=\"" + std::to_string(top + int(r) * kCell) +
-             "\" width=\"" + std::to_string(kCell - 1) + "\" height=\"" + std::to_string(kCell - 1) + "\" fill=\"" +
-             colour(v, scale, linear) + "\"><title>" + html_escape(map.row_title + " " + map.rows[r] + ", " +
-                                                           map.column_title + " " + map.columns[c]) +
-             ": " + exact_number(v) + "</title></rect>";
-    }
-  return svg + "</svg>";
+  std::vector<size_t> all_rows(map.rows.size()), all_columns(map.columns.size()), rows, columns;
+  for (size_t r = 0; r < map.rows.size(); ++r) all_rows[r] = r;
+  for (size_t c = 0; c < map.columns.size(); ++c) all_columns[c] = c;
+  for (size_t r : all_rows)
+    if (!map.hide_bookkeeping || !flagged(map.bookkeeping_rows, r)) rows.push_back(r);
+  for (size_t c : all_columns)
+    if (!map.hide_bookkeeping || !flagged(map.bookkeeping_columns, c)) columns.push_back(c);
+  if (rows.size() == all_rows.size() && columns.size() == all_columns.size()) return render_lines(map, rows, columns, "");
+  return render_lines(map, rows, columns, " without-bookkeeping") +
+         render_lines(map, all_rows, all_columns, " with-bookkeeping");
+}
+
+std::string colour_legend() {
+  std::string svg = "<svg class=\"legend\" width=\"720\" height=\"34\" xmlns=\"http://www.w3.org/2000/svg\">";
+  for (int i = 0; i <= 40; ++i)
+    svg += "<rect x=\"" + std::to_string(10 + i * 5) + "\" y=\"2\" width=\"5\" height=\"14\" fill=\"" +
+           colour((i - 20) / 20.0, 1.0, true) + "\"/>";
+  return svg +
+         "<text x=\"10\" y=\"30\">negative</text><text x=\"108\" y=\"30\">0</text><text x=\"170\" y=\"30\">positive"
+         "</text><text x=\"230\" y=\"13\">full colour at the largest |value| of the map, written below it "
+         "(±400)</text><text x=\"230\" y=\"29\">log: six decades below it shown; linear: in proportion</text></svg>";
 }
 
 }  // namespace raspc

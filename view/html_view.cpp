@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "runtime/flops.hpp"
 #include "runtime/inspect.hpp"
+#include "runtime/model_output.hpp"
 #include "runtime/model_report.hpp"
 #include "runtime/safetensors.hpp"
 #include "view/heatmap.hpp"
@@ -25,9 +27,10 @@ svg text { font-size: 11px; fill: #333; }
 .stage { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
 .maps { display: flex; flex-wrap: wrap; gap: 24px; }
 figure { margin: 0; } figcaption { font-size: 13px; margin-bottom: 4px; }
-table.decoded { border-collapse: collapse; font-size: 12px; }
-table.decoded td, table.decoded th { border: 1px solid #ddd; padding: 1px 6px; text-align: center; }
-table.decoded th { background: #f4f4f4; font-weight: normal; }
+table.decoded, table.outputs, table.probes { border-collapse: collapse; font-size: 12px; }
+:is(table.decoded, table.outputs, table.probes) :is(td, th) { border: 1px solid #ddd; padding: 1px 6px; text-align: center; }
+:is(table.decoded, table.outputs, table.probes) th { background: #f4f4f4; font-weight: normal; }
+table.probes td.best { font-weight: bold; }
 td.mismatch { background: #e33; color: #fff; font-weight: bold; }
 td.unchecked { color: #888; } td.pending { background: #fafafa; }
 table.summary td { padding: 1px 12px 1px 0; vertical-align: top; }
@@ -35,10 +38,22 @@ table.summary td { padding: 1px 12px 1px 0; vertical-align: top; }
 .sop-node.output rect { stroke-width: 3; } .sop-node { cursor: pointer; }
 .sop-node.selected rect { fill: #ffe98a; }
 #source-panel { white-space: pre; background: #f6f6f6; padding: 6px 10px; min-height: 1.4em; }
+.scroll { overflow-x: auto; max-width: 100%; border: 1px solid #eee; }
+.map { overflow-x: auto; max-width: calc(100vw - 60px); }
+text.scale { font-size: 9px; fill: #888; } text.bookkeeping { fill: #999; font-style: italic; } text.cell-number { font-size: 9px; }
+svg.with-bookkeeping { display: none; }
+body.bookkeeping svg.with-bookkeeping { display: inline; } body.bookkeeping svg.without-bookkeeping { display: none; }
+nav.contents { background: #f6f6f6; padding: 6px 12px; } nav.contents a { margin-right: 14px; }
+.construction { color: #555; font-size: 12px; max-width: 560px; }
+details.padding-heads summary { color: #666; cursor: pointer; }
+table.outputs td.match { background: #e8f4e8; } table.outputs td.differ { background: #e33; color: #fff; }
 )";
 
-// Clicking an s-op of the graph shows its source line below the graph.
+// Clicking an s-op of the graph shows its source line below the graph; the toggle shows the
+// bookkeeping dimensions (each map drawn with them instead of without).
 constexpr const char* kScript = R"(
+var toggle = document.getElementById('show-bookkeeping');
+if (toggle) toggle.addEventListener('change', function () { document.body.classList.toggle('bookkeeping', toggle.checked); });
 document.querySelectorAll('.sop-node').forEach(function (node) {
   node.addEventListener('click', function () {
     document.querySelectorAll('.sop-node.selected').forEach(function (n) { n.classList.remove('selected'); });
@@ -48,15 +63,6 @@ document.querySelectorAll('.sop-node').forEach(function (node) {
   });
 });
 )";
-
-// At most `columns` code points of text, "…" marking a cut.
-std::string cut_to(const std::string& text, size_t columns) {
-  std::vector<size_t> starts;  // where each code point begins
-  for (size_t i = 0; i < text.size(); ++i)
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
-  if (starts.size() <= columns) return text;
-  return text.substr(0, starts[columns - 1]) + "…";
-}
 
 // At most `columns` code points of text for a line, broken after a space where one lies in its
 // second half, and the rest.
@@ -157,7 +163,7 @@ std::string graph_html(const ModelPlacement& placement, int stages) {
         << "\" style=\"font-weight:bold\">" << html_escape(cut_to(rest, kLine)) << "</text><text x=\"" << x + 8
         << "\" y=\"" << y + 47 << "\">" << html_escape(detail) << "</text></g>";
   }
-  out << "</svg><div id=\"source-panel\">click an s-op to see its source line</div>";
+  out << "</svg>";
   return out.str();
 }
 
@@ -188,126 +194,247 @@ std::string decoded_table(const ResidualTrace& trace, int stage) {
   return out.str() + "</table>";
 }
 
-std::string residual_section(const Model& model, const ForwardResult& result, const ResidualTrace& trace) {
-  const std::vector<std::string> labels = shown_labels(numbered_residual_labels(model), trace.placement);
-  std::vector<std::string> positions;
-  for (int t = 0; t < int(trace.tokens.size()); ++t) positions.push_back(position_label(trace, t));
+// What every section reads: the model, its forward and decoding, and which residual dimensions
+// are bookkeeping (no s-op's value: `one`, `anchor`, position numbers, unused), hidden by default.
+struct Page {
+  const Model& model;
+  const ForwardResult& result;
+  const ResidualTrace& trace;
+  std::vector<std::string> labels;        // the residual's, shown names in place of made-up ones
+  std::vector<bool> bookkeeping;          // by dimension; empty without placement (a trained model)
+  std::set<std::string> bookkeeping_labels;  // their labels, as weight maps' rows and columns show them
+  std::vector<std::string> positions;     // "BOS", "0 a", "1 b", ...
+
+  Page(const Model& m, const ForwardResult& r, const ResidualTrace& t)
+      : model(m), result(r), trace(t), labels(shown_labels(numbered_residual_labels(m), t.placement)) {
+    for (int p = 0; p < int(t.tokens.size()); ++p) positions.push_back(position_label(t, p));
+    if (t.placement.sops.empty()) return;
+    bookkeeping.assign(labels.size(), true);
+    for (const SopPlacement& sop : t.placement.sops)
+      for (int d : sop.dims) bookkeeping[size_t(d)] = false;
+    std::set<std::string> values;
+    for (size_t d = 0; d < labels.size(); ++d) (bookkeeping[d] ? bookkeeping_labels : values).insert(labels[d]);
+    for (const std::string& label : values) bookkeeping_labels.erase(label);  // an s-op named `one` stays
+  }
+  bool any_bookkeeping() const { return std::find(bookkeeping.begin(), bookkeeping.end(), true) != bookkeeping.end(); }
+  std::vector<bool> bookkeeping_of(const std::vector<std::string>& shown) const {
+    std::vector<bool> flags;
+    for (const std::string& label : shown) flags.push_back(bookkeeping_labels.count(label) > 0);
+    return flags;
+  }
+  // A head GPT-2's shape adds (every block has n_head heads) that computes nothing.
+  bool padding(int layer, int head) const {
+    const auto& heads = trace.placement.heads;
+    return !heads.empty() && (size_t(layer) >= heads.size() || size_t(head) >= heads[size_t(layer)].size());
+  }
+};
+
+std::string residual_section(const Page& page) {
   std::ostringstream out;
-  for (int s = 0; s < trace.stages; ++s) {
-    Heatmap map{"residual-map", "data-stage=\"" + std::to_string(s) + "\"", "position", "dimension", positions, labels,
-                [&, s](size_t r, size_t c) { return double(result.residual_at(0, s, int(r))[c]); }, false};
-    out << "<h3>after " << stage_description(s) << " <code>" << stage_name(s) << "</code></h3><div class=\"stage\">"
-        << render_heatmap(map);
-    if (!trace.placement.sops.empty()) out << decoded_table(trace, s);
+  for (int s = 0; s < page.trace.stages; ++s) {
+    Heatmap map{"residual-map", "data-stage=\"" + std::to_string(s) + "\"", "position", "dimension", page.positions,
+                page.labels, [&, s](size_t r, size_t c) { return double(page.result.residual_at(0, s, int(r))[c]); },
+                false, {}, page.bookkeeping};
+    out << "<h3 id=\"" << stage_name(s) << "\">after " << stage_description(s) << " <code>" << stage_name(s)
+        << "</code></h3><div class=\"stage\"><div class=\"map\">" << render_heatmap(map) << "</div>";
+    if (!page.trace.placement.sops.empty()) out << decoded_table(page.trace, s);
     out << "</div>";
   }
   return out.str();
 }
 
-std::string head_caption(const ModelPlacement& placement, int layer, int head) {
-  std::string caption = "layer " + std::to_string(layer) + " head " + std::to_string(head);
-  if (placement.heads.empty()) return "<code>" + caption + "</code>";
-  if (size_t(layer) >= placement.heads.size() || size_t(head) >= placement.heads[size_t(layer)].size())
-    return "<code>" + caption + "</code> <span class=\"where\">unused (padding)</span>";
-  const HeadPlacement& h = placement.heads[size_t(layer)][size_t(head)];
-  return "<code>" + caption + "</code>: <code>" + html_escape(h.selector.text) + "</code> <span class=\"where\">from " +
-         html_escape(h.selector.at) + ", computes " + html_escape(h.shown) + " (" + html_escape(h.kind) + ")</span>";
+// How a head computes, where its pattern does not show it plainly, and where the docs explain it.
+std::string construction_note(const std::string& construction) {
+  static const std::map<std::string, std::string> notes = {
+      {"copy", "Copies the selected key's value (each query selects by its selector's table of values); where "
+               "nothing is selected it attends to BOS, which holds the default. docs/compiler.md, \"Attention\"."},
+      {"mean", "Averages the selected keys' numbers with equal weights; where nothing is selected it attends to BOS, "
+               "which holds the default. docs/compiler.md, \"Attention\"."},
+      {"selector_width", "Counts the selected keys: BOS scores as a match, so its weight is 1/(w+1), which the "
+                         "block's MLP reads as w. docs/compiler.md, \"selector_width\"."},
+      {"width_step", "Compares a count of selected keys with the query's index: BOS's weight says whether the index "
+                     "is below the count. docs/compiler.md, \"The pipeline\" (width_steps)."},
+      {"counting_sort_step", "One step of a counting sort: BOS's weight says whether the query's position is below "
+                             "the number of keys at most a value, so a query attending only to BOS is an answer, "
+                             "not a copy. docs/long-contexts.md, \"Counting sorts\"."},
+      {"width_part", "One part of a width split over disjoint selectors; the parts' BOS weights are read together "
+                     "along one line. docs/long-contexts.md, \"A stable sort's blocks\"."},
+      {"numerical_selector", "Scores -(q-k)^2 between numbers built from positions: the nearest key wins. "
+                             "docs/long-contexts.md, \"Numerical selectors\"."},
+      {"length", "Copies the last position's index number (length - 1) to every position. docs/long-contexts.md, "
+                 "\"Numerical selectors\"."}};
+  const auto it = notes.find(construction);
+  return it == notes.end() ? "" : "<div class=\"construction\">" + html_escape(it->second) + "</div>";
 }
 
-std::string attention_section(const Model& model, const ForwardResult& result, const ResidualTrace& trace) {
-  const int T = result.time, H = model.config.n_head;
-  std::vector<std::string> positions;
-  for (int t = 0; t < int(trace.tokens.size()); ++t) positions.push_back(position_label(trace, t));
+std::string head_name(int layer, int head) {
+  return "blocks." + std::to_string(layer) + ".attn head " + std::to_string(head);
+}
+
+std::string head_caption(const Page& page, int layer, int head) {
+  const std::string name = "<code>" + head_name(layer, head) + "</code>";
+  if (page.trace.placement.heads.empty() || page.padding(layer, head)) return name;
+  const HeadPlacement& h = page.trace.placement.heads[size_t(layer)][size_t(head)];
+  return name + ": <code>" + html_escape(h.selector.text) + "</code> <span class=\"where\">from " +
+         html_escape(h.selector.at) + ", computes " + html_escape(h.shown) + " (" + html_escape(h.kind) + ")</span>" +
+         construction_note(h.construction);
+}
+
+// A block's heads: those that compute something, then the padding ones folded away.
+template <typename Draw>
+std::string heads_of_block(const Page& page, int layer, Draw draw) {
+  std::string shown, folded;
+  std::vector<int> padding;
+  for (int h = 0; h < page.model.config.n_head; ++h) {
+    (page.padding(layer, h) ? folded : shown) += draw(h);
+    if (page.padding(layer, h)) padding.push_back(h);
+  }
+  if (padding.empty()) return shown;
+  const std::string which = padding.size() == 1 ? "head " + std::to_string(padding[0])
+                                                : "heads " + std::to_string(padding.front()) + " to " +
+                                                      std::to_string(padding.back());
+  return shown + "<details class=\"padding-heads\"><summary>" + which +
+         ": padding, computing nothing (GPT-2 gives every block the same number of heads)</summary><div class=\"maps\">" +
+         folded + "</div></details>";
+}
+
+std::string attention_section(const Page& page) {
+  const int T = page.result.time, H = page.model.config.n_head;
   std::ostringstream out;
-  for (int l = 0; l < model.config.n_layer; ++l) {
-    out << "<h3>layer " << l << "</h3><div class=\"maps\">";
-    for (int h = 0; h < H; ++h) {
+  for (int l = 0; l < page.model.config.n_layer; ++l) {
+    out << "<h3 id=\"blocks." << l << ".attn\">blocks." << l << ".attn <code>blocks." << l
+        << ".attn.hook_pattern</code></h3><div class=\"maps\">";
+    out << heads_of_block(page, l, [&](int h) {
       Heatmap map{"attention-map", "data-layer=\"" + std::to_string(l) + "\" data-head=\"" + std::to_string(h) + "\"",
-                  "query", "key", positions, positions,
+                  "query", "key", page.positions, page.positions,
                   [&, l, h](size_t q, size_t k) {
-                    return double(result.attention[((size_t(l) * H + h) * T + q) * T + k]);
+                    return double(page.result.attention[((size_t(l) * H + h) * T + q) * T + k]);
                   },
-                  true};
-      out << "<figure><figcaption>" << head_caption(trace.placement, l, h) << "</figcaption>" << render_heatmap(map)
-          << "</figure>";
-    }
+                  true, {}, {}};
+      map.numbers = T <= 12;  // 1/3 and 1/2 look alike in colour; the numbers fit up to 12 positions
+      return "<figure><figcaption>" + head_caption(page, l, h) + "</figcaption>" + render_heatmap(map) + "</figure>";
+    });
     out << "</div>";
   }
   return out.str();
 }
 
-std::string weight_map(const LabelledMatrix& full, const std::string& caption, const ModelPlacement& placement) {
+std::string weight_map(const Page& page, const LabelledMatrix& full, const std::string& caption) {
   LabelledMatrix m = without_zero_lines(full);
-  m.rows = shown_labels(std::move(m.rows), placement);
-  m.columns = shown_labels(std::move(m.columns), placement);
+  m.rows = shown_labels(std::move(m.rows), page.trace.placement);
+  m.columns = shown_labels(std::move(m.columns), page.trace.placement);
   std::string html = "<figure><figcaption>" + caption + " <span class=\"where\">(" + std::to_string(m.rows.size()) +
                      " of " + std::to_string(full.rows.size()) + " rows, " + std::to_string(m.columns.size()) + " of " +
                      std::to_string(full.columns.size()) + " columns are not all zero)</span></figcaption>";
   if (m.rows.empty()) return html + "<p class=\"where\">all zero</p></figure>";
   Heatmap map{"weight-map", "data-title=\"" + html_escape(full.title) + "\"", "row", "column", m.rows, m.columns,
-              [&m](size_t r, size_t c) { return m.at(r, c); }, false};
-  return html + render_heatmap(map) + "</figure>";
+              [&m](size_t r, size_t c) { return m.at(r, c); }, false, page.bookkeeping_of(m.rows),
+              page.bookkeeping_of(m.columns), false};
+  return html + "<div class=\"map\">" + render_heatmap(map) + "</div></figure>";
 }
 
-std::string weights_section(const Model& model, const ResidualTrace& trace) {
+std::string weights_section(const Page& page) {
   std::ostringstream out;
-  for (int l = 0; l < model.config.n_layer; ++l) {
-    out << "<h3>layer " << l << "</h3><div class=\"maps\">";
-    for (int h = 0; h < model.config.n_head; ++h) {
-      const std::string head = head_caption(trace.placement, l, h);
-      out << weight_map(head_qk_matrix(model, l, h), head + " W_QK (query rows, key columns)", trace.placement)
-          << weight_map(head_ov_matrix(model, l, h), head + " W_OV (read rows, written columns)", trace.placement);
-    }
-    if (model.config.n_inner > 0)
-      out << weight_map(mlp_in_matrix(model, l), "<code>layer " + std::to_string(l) + " MLP</code> W_in", trace.placement)
-          << weight_map(mlp_out_matrix(model, l), "<code>layer " + std::to_string(l) + " MLP</code> W_out", trace.placement);
+  for (int l = 0; l < page.model.config.n_layer; ++l) {
+    out << "<h3 id=\"weights-blocks." << l << "\">blocks." << l << "</h3><div class=\"maps\">";
+    out << heads_of_block(page, l, [&](int h) {
+      const std::string head = "<code>" + head_name(l, h) + "</code>";
+      return weight_map(page, head_qk_matrix(page.model, l, h), head + " W_QK (query rows, key columns)") +
+             weight_map(page, head_ov_matrix(page.model, l, h), head + " W_OV (read rows, written columns)");
+    });
+    if (page.model.config.n_inner > 0)
+      out << weight_map(page, mlp_in_matrix(page.model, l), "<code>blocks." + std::to_string(l) + ".mlp</code> W_in")
+          << weight_map(page, mlp_out_matrix(page.model, l), "<code>blocks." + std::to_string(l) + ".mlp</code> W_out");
     out << "</div>";
   }
   return out.str();
 }
 
+// The model's output at every position beside the interpreter's (where the model keeps its
+// program): what a trained model's page is for.
+std::string outputs_section(const Page& page, const PositionOutputs& produced, const std::vector<std::string>& expected) {
+  const ResidualTrace& trace = page.trace;
+  std::ostringstream out;
+  out << "<table class=\"outputs\"><tr><th></th>";
+  for (int t = trace.first; t < int(trace.tokens.size()); ++t) out << "<th>" << html_escape(page.positions[size_t(t)]) << "</th>";
+  out << "</tr><tr data-row=\"model\"><th>the model</th>";
+  for (size_t i = 0; i < produced.values.size(); ++i) {
+    const bool known = i < expected.size();
+    const bool match = known && output_matches(page.model, produced.values[i], expected[i]);
+    out << "<td class=\"" << (!known ? "unchecked" : match ? "match" : "differ") << "\" title=\"logit margin "
+        << exact_number(produced.margins[i]) << "\">" << html_escape(produced.values[i]) << "</td>";
+  }
+  out << "</tr>";
+  if (!expected.empty()) {
+    out << "<tr data-row=\"interpreter\"><th>the interpreter</th>";
+    for (const std::string& value : expected) out << "<td>" << html_escape(value) << "</td>";
+    out << "</tr>";
+  }
+  return out.str() + "</table>";
+}
+
 }  // namespace
 
 std::string render_view_html(const Model& model, const ForwardResult& result, const ResidualTrace& trace,
-                             const std::string& title) {
+                             const std::string& title, const ViewExtras& extras) {
+  const Page page(model, result, trace);
   std::string input;
   for (int t = trace.first; t < int(trace.tokens.size()); ++t) input += trace.tokens[size_t(t)];
+  const bool placed = !trace.placement.sops.empty();
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>raspc view: " << html_escape(title)
       << "</title><style>" << kStyle << "</style></head><body>";
   out << "<h1>" << html_escape(title) << " <span class=\"where\">on input <code>" << html_escape(input)
       << "</code></span></h1>";
-  if (!trace.placement.sops.empty() && trace.any_mismatch())
+  if (placed && trace.any_mismatch())
     out << "<p class=\"mismatch-note\" style=\"color:#c00\">Some decoded values differ from the interpreter (red).</p>";
-  out << "<h2>Model</h2>" << summary_html(model, title);
-  if (!trace.placement.sops.empty())
-    out << "<h2>The program's s-ops, placed</h2>" << graph_html(trace.placement, trace.stages);
-  out << "<h2>Residual stream</h2><p class=\"where\">Rows are positions, columns residual dimensions; blue positive, "
-         "red negative, on a log scale where the values span decades (an anchor of 400 beside one-hots of 0.1).";
-  if (!trace.placement.sops.empty())
+  out << "<nav class=\"contents\"><a href=\"#model\">Model</a><a href=\"#outputs\">Outputs</a>"
+      << (placed ? "<a href=\"#graph\">S-ops</a>" : "") << (extras.probes.empty() ? "" : "<a href=\"#probes\">Probes</a>")
+      << "<a href=\"#residual\">Residual stream</a><a href=\"#attention\">Attention</a><a href=\"#weights\">Weights</a>";
+  if (page.any_bookkeeping())
+    out << "<label><input type=\"checkbox\" id=\"show-bookkeeping\"> show the bookkeeping dimensions in the residual "
+           "maps (one, bos, pad, zero, anchor, position numbers: no s-op's value; grey in the weights)</label>";
+  out << "</nav>";
+  out << "<h2 id=\"model\">Model</h2>" << summary_html(model, title);
+  out << "<h2 id=\"outputs\">Outputs</h2>" << outputs_section(page, extras.outputs, extras.expected_outputs);
+  if (extras.expected_outputs.empty())
+    out << "<p class=\"where\">The model keeps no program, so its outputs are not checked.</p>";
+  if (placed)
+    out << "<h2 id=\"graph\">The program's s-ops, placed</h2><div class=\"scroll\">"
+        << graph_html(trace.placement, trace.stages) << "</div><div id=\"source-panel\">click an s-op to see its source "
+        << "line</div>";
+  if (!extras.probes.empty())
+    out << "<h2 id=\"probes\">What the residual stream holds: linear probes</h2>" << probes_html(extras.probes);
+  out << "<h2 id=\"residual\">Residual stream</h2><p class=\"where\">Rows are positions, columns residual dimensions.";
+  if (placed)
     out << " Beside each map: the value of every s-op decoded from it, checked against the interpreter (red where "
-           "they differ; grey where the program does not name the s-op).";
+           "they differ; grey where the program does not name the s-op). The bookkeeping dimensions are hidden "
+           "unless the toggle above shows them.";
   else
     out << " The model records no s-ops (a trained model): its dimensions are numbered.";
-  out << "</p>" << residual_section(model, result, trace);
-  out << "<h2>Attention patterns</h2><p class=\"where\">Rows are queries, columns keys (BOS included); darker is "
-         "more weight.</p>"
-      << attention_section(model, result, trace);
-  out << "<h2>Weights</h2><p class=\"where\">Only rows and columns that are not all zero; hover for exact values.</p>"
-      << weights_section(model, trace);
+  out << "</p>" << colour_legend() << residual_section(page);
+  out << "<h2 id=\"attention\">Attention patterns</h2><p class=\"where\">Rows are queries, columns keys (BOS "
+         "included); darker is more weight.</p>"
+      << attention_section(page);
+  out << "<h2 id=\"weights\">Weights</h2><p class=\"where\">Only rows and columns that are not all zero; hover for "
+         "exact values.</p>"
+      << weights_section(page);
   out << "<script>" << kScript << "</script></body></html>\n";
   return out.str();
 }
 
 std::string view_page(const Model& model, Backend& backend, const std::vector<int>& sequence, const std::string& title,
                       bool* differs) {
-  ForwardOptions forward;
+  ForwardOptions forward = output_forward_options(model);
   forward.capture_residual = forward.capture_attention = true;
   const ForwardResult result = backend.forward({sequence}, forward);
   ResidualTrace trace = decode_residual(model, result, 0, sequence);
-  check_against_program(model, trace);
+  ViewExtras extras;
+  extras.outputs = read_outputs_locating(backend, model, result, 0, sequence);
+  extras.expected_outputs = check_against_program(model, trace);
+  if (trace.placement.sops.empty()) extras.probes = probe_sops(model, backend);
   if (differs != nullptr) *differs = trace.any_mismatch();
-  return render_view_html(model, result, trace, title);
+  return render_view_html(model, result, trace, title, extras);
 }
 
 }  // namespace raspc

@@ -9,8 +9,15 @@
 //   - every head's attention pattern (query x key, BOS included), titled with its selector;
 //   - every head's W_QK and W_OV and every MLP's W_in and W_out without their all-zero rows and
 //     columns, with exact numbers on hover.
-// A trained model has no s-ops: its page has the summary, the heatmaps over numbered dimensions,
-// the attention patterns and the matrices.
+//   - the model's outputs on the input beside the interpreter's;
+//   - a contents list, an anchor per section (#model, #outputs, #graph, #probes, #residual,
+//     #attention, #weights) and per stage and block (#blocks.0.hook_resid_mid, #blocks.0.attn);
+//     a toggle that shows the bookkeeping dimensions (hidden by default); a colour legend; padding
+//     heads folded; what each head's construction is, in a line.
+// Numbering is TransformerLens's throughout: blocks.L.attn head H, blocks.L.mlp, 0-based.
+// A trained model has no s-ops: its page has the summary, its outputs against its program's, the
+// linear probes of the program's s-ops on its residual, the heatmaps over numbered dimensions, the
+// attention patterns and the matrices.
 //
 // Elements a test (tests/view) finds by class: svg.residual-map (data-stage), svg.attention-map
 // (data-layer, data-head), svg.weight-map, table.decoded (data-stage) whose rows tr[data-sop]
@@ -23,14 +30,25 @@
 
 #include "runtime/forward.hpp"
 #include "runtime/model.hpp"
+#include "runtime/model_output.hpp"
 #include "runtime/residual_trace.hpp"
+#include "view/probe.hpp"
 
 namespace raspc {
+
+// What a page shows beside the forward: the outputs the model gives on the input, the
+// interpreter's (empty when the model keeps no program), and for a model without placement (a
+// trained one) the linear probes of its program's s-ops (empty: no section).
+struct ViewExtras {
+  PositionOutputs outputs;
+  std::vector<std::string> expected_outputs;
+  std::vector<SopProbe> probes;
+};
 
 // `result` is a forward of one sequence with capture_residual and capture_attention; `trace` its
 // decoding (expected values filled where known). `title` names the model (its file).
 std::string render_view_html(const Model& model, const ForwardResult& result, const ResidualTrace& trace,
-                             const std::string& title);
+                             const std::string& title, const ViewExtras& extras);
 
 // The whole page for one input (token ids, BOS included), as `raspc view` and Python's Model.view
 // make it: a forward on `backend` capturing the residual and the attention, its decoding, checked

@@ -17,22 +17,35 @@ bool is_integer(const std::string& text) {
 
 }  // namespace
 
-bool check_against_program(const Model& model, ResidualTrace& trace) {
+std::unique_ptr<Program> model_program(const Model& model) {
   if (!model.metadata.is_object() || !model.metadata.contains("program") || !model.metadata["program"].is_string())
-    return false;
+    return nullptr;
   auto source = std::make_shared<SourceFile>(SourceFile{"the model's program", model.metadata["program"].get<std::string>()});
-  const Program program = evaluate_program(source);
-  const std::vector<std::string> tokens(trace.tokens.begin() + trace.first, trace.tokens.end());
-  // The compiler takes a vocabulary of integers as ints and any other as strings.
+  return std::make_unique<Program>(evaluate_program(source));
+}
+
+Mode model_mode(const Model& model) {
+  const bool causal = model.metadata.is_object() && model.metadata.contains("mode") && model.metadata["mode"] == "causal";
+  return causal ? Mode::Causal : Mode::Bidirectional;
+}
+
+std::vector<Value> interpreter_input(const std::vector<std::string>& tokens) {
   bool integers = true;
   for (const std::string& token : tokens) integers = integers && is_integer(token);
   std::vector<Value> input;
   for (const std::string& token : tokens)
     input.push_back(integers ? Value::of_int(std::stoll(token)) : Value::of_string(token));
-  const bool causal = model.metadata.contains("mode") && model.metadata["mode"] == "causal";
-  Interpreter interpreter(program, causal ? Mode::Causal : Mode::Bidirectional);
+  return input;
+}
+
+std::vector<std::string> check_against_program(const Model& model, ResidualTrace& trace) {
+  const std::unique_ptr<Program> program = model_program(model);
+  if (!program) return {};
+  const std::vector<std::string> tokens(trace.tokens.begin() + trace.first, trace.tokens.end());
+  Interpreter interpreter(*program, model_mode(model));
   Trace values;
-  interpreter.run(input, &values);
+  std::vector<std::string> output;
+  for (const Value& v : interpreter.run(interpreter_input(tokens), &values)) output.push_back(to_display(v));
   trace.expected.assign(trace.placement.sops.size(), {});
   for (size_t k = 0; k < trace.placement.sops.size(); ++k) {
     const SopPlacement& sop = trace.placement.sops[k];
@@ -42,12 +55,12 @@ bool check_against_program(const Model& model, ResidualTrace& trace) {
     } else if (sop.kind == "indices") {
       for (size_t i = 0; i < tokens.size(); ++i) expected.push_back(std::to_string(i));
     } else if (sop.kind != "scratch") {
-      const NodeId id = program.find(sop.name);
-      if (id < 0 || program.node(id).is_selector()) continue;
+      const NodeId id = program->find(sop.name);
+      if (id < 0 || program->node(id).is_selector()) continue;
       for (const Value& v : values.sop[size_t(id)]) expected.push_back(to_display(v));
     }
   }
-  return true;
+  return output;
 }
 
 }  // namespace raspc

@@ -39,12 +39,12 @@ TEST_CASE("run --trace decodes hist's residual after every half-block") {
         "position  0  1  2  3  4\n"
         "tokens    a  b  c  a  b\n"
         "\n"
-        "after block 0's attention (blocks.0.hook_resid_mid):\n"
+        "after blocks.0.attn (blocks.0.hook_resid_mid):\n"
         "position        0    1    2    3    4\n"
         "tokens          a    b    c    a    b\n"
         "hist (scratch)  1/3  1/3  1/2  1/3  1/3\n"
         "\n"
-        "after block 0's MLP (blocks.0.hook_resid_post):\n"
+        "after blocks.0.mlp (blocks.0.hook_resid_post):\n"
         "position        0  1  2  3  4\n"
         "tokens          a  b  c  a  b\n"
         "hist (scratch)  0  0  0  0  0\n"
@@ -98,17 +98,17 @@ TEST_CASE("run --trace decodes sort, a two-layer program, stage by stage") {
         "position  0  1  2  3\n"
         "tokens    3  1  4  2\n"
         "\n"
-        "after block 0's attention (blocks.0.hook_resid_mid):\n"
+        "after blocks.0.attn (blocks.0.hook_resid_mid):\n"
         "position                                     0         1         2         3\n"
         "tokens                                       3         1         4         2\n"
         "\n"
-        "after block 0's MLP (blocks.0.hook_resid_post):\n" +
+        "after blocks.0.mlp (blocks.0.hook_resid_post):\n" +
             header + steps +
             "\n"
-            "after block 1's attention (blocks.1.hook_resid_mid):\n" +
+            "after blocks.1.attn (blocks.1.hook_resid_mid):\n" +
             header + steps +
             "\n"
-            "after block 1's MLP (blocks.1.hook_resid_post):\n" +
+            "after blocks.1.mlp (blocks.1.hook_resid_post):\n" +
             header + steps +
             "sorted                                       1     2      3      4\n"
             "\n"

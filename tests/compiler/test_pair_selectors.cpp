@@ -118,7 +118,7 @@ TEST_CASE("pair_selectors: the tuple is a labelled s-op in the dumps and in --ex
   CHECK(r.explanation.find("(tokens, indices) (`select(tokens, tokens, ==) or select(indices, indices, <)` at "
                            "test.rasp:1:11): categorical, because a selector combines comparisons of these s-ops "
                            "with `or` or `not`, and one head scores it over their 32 combinations: one dimension "
-                           "each; an MLP in block 0 (a lookup over 2 inputs): its inputs are ready at the "
+                           "each; an MLP, blocks.0.mlp (a lookup over 2 inputs): its inputs are ready at the "
                            "embeddings\n") != std::string::npos);
 }
 

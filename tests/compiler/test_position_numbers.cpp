@@ -226,7 +226,7 @@ TEST_CASE("the budget refuses a model above --max-parameters, at the s-op that d
   o.max_parameters = 200000;  // it has 259,994, of which 184,400 are not MLP units
   std::string error = compile_error(partition, o);
   CHECK(error.find("test.rasp:1:10: error: the model would have more parameters than --max-parameters 200,000: "
-                   "block 0's MLP passes it; most of it is ") != std::string::npos);
+                   "blocks.0.mlp passes it; most of it is ") != std::string::npos);
   // Below the rest of the model, before lowering: what is counted by then, said as a lower bound.
   o.max_parameters = 100000;
   error = compile_error(partition, o);
@@ -245,7 +245,7 @@ TEST_CASE("the budget counts the residual as the lowering pads it for the heads"
   o.verify = false;
   o.max_parameters = 2000000;
   CHECK(compile_error(f.program, o).find("error: the model would have more parameters than --max-parameters "
-                                         "2,000,000: block 0's MLP passes it; most of it is `key`") !=
+                                         "2,000,000: blocks.0.mlp passes it; most of it is `key`") !=
         std::string::npos);
   o.max_parameters = 2461099;  // one below the model: the budget is the lowering's own count
   CHECK(compile_error(f.program, o).find("more parameters than --max-parameters 2,461,099") != std::string::npos);

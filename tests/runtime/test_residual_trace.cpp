@@ -61,8 +61,8 @@ TEST_CASE("stages are named by their TransformerLens hooks, 0-based") {
                                                    "blocks.0.hook_resid_post", "blocks.1.hook_resid_mid",
                                                    "blocks.1.hook_resid_post"});
   CHECK(stage_description(0) == "the embedding");
-  CHECK(stage_description(3) == "block 1's attention");
-  CHECK(stage_description(4) == "block 1's MLP");
+  CHECK(stage_description(3) == "blocks.1.attn");
+  CHECK(stage_description(4) == "blocks.1.mlp");
 }
 
 TEST_CASE("malformed s-op metadata is refused with the reason") {

@@ -15,6 +15,7 @@ import base64
 import fcntl
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -145,24 +146,73 @@ def png_colours(data):
 # Reads what the page shows, in the page: counts, labels, the decoded output row, console state.
 PAGE_FACTS = r"""
 (() => {
-  const maps = cls => Array.from(document.querySelectorAll('svg.' + cls));
-  const labels = svg => Array.from(svg.querySelectorAll('text.column-label')).map(t => t.textContent);
+  // A map drawn with its bookkeeping dimensions (or one that has none) and one drawn without.
+  const maps = sel => Array.from(document.querySelectorAll('svg.' + sel));
+  // A label's whole text: a shortened one carries it in its tooltip.
+  const whole = t => t.querySelector('title') ? t.querySelector('title').textContent : t.textContent;
+  const labels = svg => Array.from(svg.querySelectorAll('text.column-label')).map(whole);
+  const shown = e => getComputedStyle(e).display !== 'none';
   const stages = Array.from(document.querySelectorAll('table.decoded')).map(t => +t.dataset.stage);
   const last = Math.max(-1, ...stages);
   const outputRow = document.querySelector('table.decoded[data-stage="' + last + '"] tr[data-output="true"]');
+  const row = (table, name) => { const r = document.querySelector(table + ' tr[data-' + name + ']');
+                                 return r ? Array.from(r.querySelectorAll('td')).map(td => td.textContent) : null; };
+  const full = maps('residual-map:not(.without-bookkeeping)'), bare = maps('residual-map.without-bookkeeping');
+  const before = {full: full.filter(shown).length, bare: bare.filter(shown).length};
+  const toggle = document.getElementById('show-bookkeeping');
+  if (toggle) toggle.click();
+  const after = {full: full.filter(shown).length, bare: bare.filter(shown).length};
+  if (toggle) toggle.click();
+  // What a reader sees cut: a graph box's name wider than its box, a page wider than the window.
+  const boxes = Array.from(document.querySelectorAll('g.sop-node')).filter(g => {
+    const width = g.querySelector('rect').getBBox().width;
+    return Array.from(g.querySelectorAll('text')).some(t => t.getBBox().width > width - 8);
+  }).map(g => g.dataset.shown);
+  const heads = Array.from(document.querySelectorAll('svg.attention-map')).map(s =>
+      s.closest('figure').querySelector('figcaption').textContent);
   return {
     attention: maps('attention-map').map(s => [+s.dataset.layer, +s.dataset.head]),
-    residual: maps('residual-map').map(s => ({stage: +s.dataset.stage, labels: labels(s)})),
-    weights: maps('weight-map').length,
+    residual: full.map(s => ({stage: +s.dataset.stage, labels: labels(s)})),
+    without_bookkeeping: bare.map(s => ({stage: +s.dataset.stage, labels: labels(s)})),
+    toggle: {present: !!toggle, before: before, after: after},
+    // name -> shown name of every s-op drawn; a scratch value's ("selector_width#18_1.scratch" as
+    // "sort(shown, key), part 1 of 2 (scratch)") names its s-op too.
+    renames: Array.from(document.querySelectorAll('g.sop-node')).map(g =>
+        /[.]scratch$/.test(g.dataset.name) ? [g.dataset.name.slice(0, -8), g.dataset.shown.replace(/ [(]scratch[)]$/, '')]
+                                           : [g.dataset.name, g.dataset.shown]).filter(([n, s]) => n !== s),
+    weights: maps('weight-map:not(.with-bookkeeping)').length,
     sop_nodes: document.querySelectorAll('g.sop-node').length,
     decoded_tables: stages.length,
     output: outputRow ? Array.from(outputRow.querySelectorAll('td')).map(td => td.textContent) : null,
+    model_output: row('table.outputs', 'row="model"'),
+    interpreter_output: row('table.outputs', 'row="interpreter"'),
+    probes: Array.from(document.querySelectorAll('table.probes tr[data-sop]')).map(r =>
+        [r.dataset.sop, Array.from(r.querySelectorAll('td')).slice(2).map(td => parseFloat(td.textContent))]),
     mismatches: document.querySelectorAll('td.mismatch').length,
-    first_attention_title: (document.querySelector('svg.attention-map') || {}).previousElementSibling
-        ? document.querySelector('svg.attention-map').previousElementSibling.textContent : null,
+    first_attention_title: heads.length ? heads[0] : null,
+    head_titles: heads,
+    cut_boxes: boxes,
+    page_width: document.documentElement.scrollWidth,
+    window_width: window.innerWidth,
+    text: document.body.innerText + ' ' + Array.from(document.querySelectorAll('svg text')).map(whole).join(' '),
   };
 })()
 """
+
+# Residual dimensions that hold no s-op's value: what the page hides until its toggle is on.
+BOOKKEEPING = re.compile(r"^(one|bos|pad|zero|anchor|position\.\S+|\S+\.(x|-x|x2|-x2|y|-y)|d\d+)$")
+# Names the compiler makes up: they must not reach a page.
+INTERNAL = re.compile(r"\w#\d|sorted_below_\d|selector_width#")
+
+
+def shown_labels(labels, renames):
+    """The model's residual labels as the page shows them: every identifier the compiler named
+    otherwise replaced by its shown name (whole identifiers only)."""
+    if not renames:
+        return labels
+    names = dict(renames)
+    pattern = re.compile(r"(?<![\w#])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![\w#])")
+    return [pattern.sub(lambda m: names[m.group(1)], label) for label in labels]
 
 
 def run(command, **kw):
@@ -238,6 +288,8 @@ def main():
         ("hist", os.path.join(programs, "hist.rasp"), "abcab", []),
         ("sort", os.path.join(programs, "sort.rasp"), "[3,1,4,2]", []),
         ("aab", os.path.join(programs, "aab.rasp"), "aabaa", ["--causal"]),
+        # A deep program at 16 tokens: long names, many dimensions; nothing may be cut or made up.
+        ("most_freq", os.path.join(programs, "most_freq.rasp"), "abcdabcdaabbccdd", []),
         ("trained", None, "abcab", None),
     ]
     failures = []
@@ -247,7 +299,7 @@ def main():
         for name, program, text, eval_args in cases:
             model = os.path.join(out, name + ".safetensors")
             if program:
-                run([raspc, "compile", program, "--max-len", "6", *eval_args, "-o", model])
+                run([raspc, "compile", program, "--max-len", "16" if name == "most_freq" else "6", *eval_args, "-o", model])
             else:
                 run([raspc, "train", os.path.join(programs, "hist.rasp"), "--max-len", "6", "--layers", "1",
                      "--heads", "2", "--d-model", "16", "--steps", "30", "--eval-every", "30", "--seed", "3",
@@ -267,10 +319,29 @@ def main():
             stages = [r["stage"] for r in facts["residual"]]
             if stages != list(range(2 * config["n_layer"] + 1)):
                 failures.append(f"{name}: residual maps for stages {stages}")
+            labels = shown_labels(summary["residual_labels"], facts["renames"])
             for r in facts["residual"]:
-                if r["labels"] != summary["residual_labels"]:
-                    failures.append(f"{name}: residual map {r['stage']} is labelled {r['labels']}, "
-                                    f"not {summary['residual_labels']}")
+                if r["labels"] != labels:
+                    failures.append(f"{name}: residual map {r['stage']} is labelled {r['labels']}, not {labels}")
+            # The toggle: off, the maps without the bookkeeping dimensions show; on, those with them.
+            if eval_args is not None:
+                toggle = facts["toggle"]
+                stage_count = 2 * config["n_layer"] + 1
+                if (not toggle["present"] or toggle["before"] != {"full": 0, "bare": stage_count}
+                        or toggle["after"] != {"full": stage_count, "bare": 0}):
+                    failures.append(f"{name}: the bookkeeping toggle shows {toggle}")
+                for r in facts["without_bookkeeping"]:
+                    hidden = [label for label in labels if label not in r["labels"]]
+                    if not hidden or any(not BOOKKEEPING.match(label) for label in hidden) or \
+                            [label for label in labels if label in r["labels"]] != r["labels"]:
+                        failures.append(f"{name}: residual map {r['stage']} hides {hidden}, not only bookkeeping")
+            if INTERNAL.search(facts["text"]):
+                failures.append(f"{name}: the page shows a name the compiler made up: "
+                                f"{INTERNAL.search(facts['text']).group(0)!r}")
+            if facts["cut_boxes"]:
+                failures.append(f"{name}: graph boxes whose text is wider than the box: {facts['cut_boxes']}")
+            if facts["page_width"] > facts["window_width"]:
+                failures.append(f"{name}: the page is {facts['page_width']} px wide in a {facts['window_width']} px window")
             expected_weights = config["n_layer"] * (2 * config["n_head"] + (2 if config["n_inner"] else 0))
             if facts["weights"] > expected_weights:
                 failures.append(f"{name}: {facts['weights']} weight maps, more than {expected_weights}")
@@ -285,6 +356,22 @@ def main():
                     failures.append(f"{name}: {facts['decoded_tables']} decoded tables, {facts['sop_nodes']} s-ops drawn")
                 if f"from {os.path.basename(program)}:" not in (facts["first_attention_title"] or ""):
                     failures.append(f"{name}: the first attention map is titled {facts['first_attention_title']!r}")
+                if facts["model_output"] != expected or facts["interpreter_output"] != expected:
+                    failures.append(f"{name}: the outputs table has {facts['model_output']} (model) and "
+                                    f"{facts['interpreter_output']} (interpreter), eval prints {expected}")
+                if name == "sort" and not all("counting sort" in title for title in facts["head_titles"][:3]):
+                    failures.append(f"{name}: its first heads are not explained as a counting sort's: {facts['head_titles']}")
+            else:
+                # A trained model: its outputs beside the interpreter's, and a probe of each s-op the
+                # program names at every stage, each a share from 0 to 100%.
+                printed = run([raspc, "eval", os.path.join(programs, "hist.rasp"), "--input", text]).strip()
+                if facts["interpreter_output"] != printed[1:-1].split(",") or len(facts["model_output"] or []) != len(text):
+                    failures.append(f"{name}: the outputs table has {facts['model_output']} (model) and "
+                                    f"{facts['interpreter_output']} (interpreter), eval prints {printed}")
+                stage_count = 2 * config["n_layer"] + 1
+                if not facts["probes"] or any(len(shares) != stage_count or not all(0 <= s <= 100 for s in shares)
+                                              for _, shares in facts["probes"]):
+                    failures.append(f"{name}: probes {facts['probes']}")
             print(f"{name}: {len(facts['attention'])} attention maps, {len(facts['residual'])} residual maps, "
                   f"{facts['weights']} weight maps, output {facts['output']}")
     finally:
