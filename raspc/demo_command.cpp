@@ -1,6 +1,9 @@
-// raspc demo aab: the (aab)* story end to end. The hand-set model of the post "I made a
-// transformer by hand" (runtime/handset_aab.hpp) beside programs/aab.rasp compiled in causal
-// mode: config, parameters, FLOPs per token, labelled weights, completions and the 27/27 score.
+// raspc demo aab: the (aab)* story end to end, as a story told in order. The hand-set model of the
+// post "I made a transformer by hand" (runtime/handset_aab.hpp): its shape, its head's weights, its
+// completions and the post's 27/27 score; programs/aab.rasp; the model raspc compiles from it, where
+// each line of the program is in it (its placement metadata) and its MLP; both side by side, why
+// their first completions differ and why one is larger; and the `raspc view` command to try next.
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -14,6 +17,8 @@
 #include "runtime/flops.hpp"
 #include "runtime/handset_aab.hpp"
 #include "runtime/inspect.hpp"
+#include "runtime/residual_trace.hpp"
+#include "view/html_view.hpp"
 #include "support/diagnostics.hpp"
 #include "support/number_text.hpp"
 
@@ -55,13 +60,60 @@ std::string completions(Backend& backend, const Model& model) {
   return out.str();
 }
 
-void show(const std::string& title, const Model& model, const std::vector<std::string>& tensors) {
-  std::cout << "=== " << title << " ===\n" << describe_model(model) << "\n";
-  for (const std::string& name : tensors) std::cout << format_tensor(model, name) << "\n";
-  std::unique_ptr<Backend> backend = make_backend(model);
-  std::cout << "completions (greedy, 9 tokens):\n" << completions(*backend, model);
-  AabScore score = score_aab(*backend, model);
-  std::cout << "score on \"aab\" * 10 (indices 2..28): " << score.correct << "/" << score.total << "\n\n";
+std::string first_completion(Backend& backend, const Model& model) {
+  std::string text = "a";
+  for (int t : generate_greedy(backend, model, {model.token_id("a")}, 9)) text += model.vocab[size_t(t)];
+  return text;
+}
+
+// The model's one-line shape: "1 layer, 1 head, n_embd 8, no MLP, no LayerNorm, GELU, causal".
+std::string shape(const Model& model) {
+  const ModelConfig& c = model.config;
+  std::ostringstream out;
+  out << c.n_layer << " layer" << (c.n_layer == 1 ? "" : "s") << ", " << c.n_head << " head" << (c.n_head == 1 ? "" : "s")
+      << ", n_embd " << c.n_embd << ", " << (c.n_inner ? "MLP " + std::to_string(c.n_inner) : std::string("no MLP")) << ", "
+      << (c.layer_norm ? "LayerNorm" : "no LayerNorm") << (c.n_inner ? c.activation == Activation::Gelu ? ", GELU" : ", ReLU" : "")
+      << "; " << with_commas(double(parameter_count(c))) << " parameters, "
+      << with_commas(flops_per_token(c, c.n_positions)) << " FLOPs per token at " << c.n_positions << " positions";
+  return out.str();
+}
+
+// Where each line of the program is in the compiled model (its placement metadata): the s-ops each
+// half-block completes, a head's construction in words, and the residual's dimensions by purpose.
+std::string where_the_program_is(const Model& model) {
+  const ModelPlacement placement = read_placement(model);
+  std::ostringstream out;
+  for (int stage = 1; stage <= 2 * model.config.n_layer; ++stage)
+    for (const SopPlacement& sop : placement.sops) {
+      if (sop.stage != stage || sop.kind == "scratch") continue;
+      out << "  " << stage_description(stage) << ": " << sop.shown << " (" << sop.source.at << ")\n";
+      if (stage % 2 == 1)
+        for (const HeadPlacement& head : placement.heads[size_t((stage - 1) / 2)])
+          if (head.sop == sop.name) out << "      " << construction_sentence(head.construction) << "\n";
+      if (stage % 2 == 0)
+        out << "      A lookup table in " << model.config.n_inner << " units, read from "
+            << [&] {
+                 std::string reads;
+                 for (const std::string& r : sop.reads) reads += (reads.empty() ? "" : " and ") + r;
+                 return reads;
+               }()
+            << ". docs/compiler.md, \"MLPs\".\n";
+    }
+  std::vector<bool> bookkeeping(model.residual_labels.size(), true);
+  for (const SopPlacement& sop : placement.sops)
+    for (int d : sop.dims) bookkeeping[size_t(d)] = false;
+  std::string values, kept;
+  for (size_t d = 0; d < model.residual_labels.size(); ++d)
+    if (!model.residual_labels[d].empty())
+      (bookkeeping[d] ? kept : values) += " " + model.residual_labels[d];
+  out << "  The residual stream, " << model.config.n_embd << " dimensions:\n"
+      << "    the program's values:" << values << "\n"
+      << "    bookkeeping:" << kept << "\n"
+      << "      (a real GPT-2 needs them: `one` carries biases, `bos` the fallback of a head that selects\n"
+      << "      nothing, `zero` and `pad` steady LayerNorm, and indices.x ... are the position as a number,\n"
+      << "      balanced so that LayerNorm sees the same mean and variance at every position, which the\n"
+      << "      head compares to find the previous position)\n";
+  return out.str();
 }
 
 // programs/aab.rasp: under the working directory, else beside this source file's checkout.
@@ -80,27 +132,82 @@ void add_demo_command(CLI::App& app) {
   cmd->add_option("name", *name, "The demo to run: aab")->required();
   cmd->callback([name] {
     if (*name != "aab") fail_file("raspc demo", "unknown demo \"" + *name + "\"; the demo is: aab");
-    Model handset = make_handset_aab();
-    show("the hand-set (aab)* model (vgel.me)", handset,
-         {"transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.attn.c_attn.weight",
-          "transformer.h.0.attn.c_proj.weight"});
+    std::cout << "raspc demo aab: one task, two transformers.\n\n"
+                 "The task: continue (aab)*. After \"aa\" comes \"b\", after anything else \"a\".\n\n";
 
-    std::string path = aab_program_path();
+    const Model handset = make_handset_aab();
+    std::unique_ptr<Backend> handset_backend = make_backend(handset);
+    const AabScore handset_score = score_aab(*handset_backend, handset);
+    std::cout << "1. A transformer set by hand\n\n"
+                 "  From the post \"I made a transformer by hand (no training!)\" (vgel.me): a person chose\n"
+                 "  every weight. "
+              << shape(handset) << ".\n"
+              << "  Its residual stream: pos:0 to pos:4 (the position, one-hot), tokens:a, tokens:b, scratch.\n"
+                 "  Its one head looks back from each position to the two before it (the query weights: each\n"
+                 "  position's row is high on the keys one and two back), averages +1 for each a and -1 for\n"
+                 "  each b it sees there (the value weights), and writes that, times 1024, against a and for b\n"
+                 "  (the output weights): after two a's the unembedding reads b.\n\n"
+              << format_tensor(handset, "transformer.h.0.attn.c_attn.weight") << "\n"
+              << format_tensor(handset, "transformer.h.0.attn.c_proj.weight") << "\n"
+              << "  Completions (greedy, 9 tokens):\n"
+              << completions(*handset_backend, handset) << "  Score on \"aab\" x 10, each token from index 2 to 28 "
+              << "predicted from those before it: " << handset_score.correct << "/" << handset_score.total << "\n\n";
+
+    const std::string path = aab_program_path();
     auto source = read_source_file(path);
+    std::cout << "2. The same task as a RASP program (" << path << ")\n\n";
+    std::istringstream lines(source->text);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && line[0] != '#') std::cout << "  " << line << "\n";
+    std::cout << "\n";
+
     CompileOptions options;
     options.vocab = header_vocabulary(read_program_header(source));
     options.max_len = handset.config.n_positions - 1;  // the same 5 positions, BOS included
     options.mode = Mode::Causal;
     options.source_text = source->text;
-    CompileResult compiled = compile_program(evaluate_program(source), options);
-    std::cout << "compiled " << path << " (--causal --max-len " << options.max_len << ")\n"
-              << describe_report(compiled.report);
-    show("programs/aab.rasp compiled", compiled.model,
-         {"transformer.wte.weight", "transformer.wpe.weight", "transformer.h.0.attn.c_attn.weight",
-          "transformer.h.0.mlp.c_fc.weight", "transformer.h.0.mlp.c_proj.weight"});
-    std::cout << "FLOPs per token at 5 positions: hand-set "
-              << with_commas(flops_per_token(handset.config, handset.config.n_positions)) << ", compiled "
-              << with_commas(flops_per_token(compiled.model.config, compiled.model.config.n_positions)) << "\n";
+    const CompileResult compiled = compile_program(evaluate_program(source), options);
+    const Model& model = compiled.model;
+    std::unique_ptr<Backend> backend = make_backend(model);
+    const AabScore score = score_aab(*backend, model);
+    std::cout << "3. Compiled by raspc into a GPT-2, then verified\n\n"
+              << "  raspc compile " << path << " --causal --max-len " << options.max_len << "\n";
+    std::istringstream report(describe_report(compiled.report));
+    for (std::string line; std::getline(report, line);)
+      if (line.rfind("verification:", 0) == 0) std::cout << "  " << line << "\n";
+    std::cout << "  " << shape(model) << ".\n\n  Where each line of the program is:\n"
+              << where_the_program_is(model) << "\n"
+              << format_tensor(model, "transformer.h.0.mlp.c_fc.weight") << "\n"
+              << "  Completions (greedy, 9 tokens):\n"
+              << completions(*backend, model) << "  Score on \"aab\" x 10: " << score.correct << "/" << score.total
+              << "\n\n";
+
+    char table[512];
+    std::snprintf(table, sizeof table,
+                  "4. Side by side\n\n"
+                  "                           hand-set    compiled\n"
+                  "  parameters               %8s    %8s\n"
+                  "  FLOPs per token          %8s    %8s\n"
+                  "  (aab)* x 10                 %2d/%d       %2d/%d\n"
+                  "  completion of \"a\"      %s  %s\n\n",
+                  with_commas(double(parameter_count(handset.config))).c_str(),
+                  with_commas(double(parameter_count(model.config))).c_str(),
+                  with_commas(flops_per_token(handset.config, handset.config.n_positions)).c_str(),
+                  with_commas(flops_per_token(model.config, model.config.n_positions)).c_str(), handset_score.correct,
+                  handset_score.total, score.correct, score.total, first_completion(*handset_backend, handset).c_str(),
+                  first_completion(*backend, model).c_str());
+    std::cout << table
+              << "  The first completions differ at one token: after a single \"a\" the hand-set model says \"b\"\n"
+                 "  (its head weighs the tokens it sees, and at the first position it sees only that \"a\"), the\n"
+                 "  program says \"a\": (aab)* goes on from \"a\" with \"a\". The post scores from index 2, where\n"
+                 "  the two agree on every token. The compiled model is larger because it is an ordinary GPT-2\n"
+                 "  that any GPT-2 runtime runs: LayerNorm and GELU (the hand-set model has neither), a BOS token,\n"
+                 "  the position as a number for its head to compare, and an MLP for the lookup the hand-set model\n"
+                 "  folds into its unembedding.\n\n"
+                 "Next, see inside the compiled model on an input of your choice (one page: the residual stream\n"
+                 "decoded at every stage, every head's attention, every weight):\n\n"
+                 "  raspc view "
+              << path << " --causal --input aabaab -o aab.html\n";
   });
 }
 

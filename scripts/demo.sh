@@ -3,5 +3,5 @@
 # a hand-set transformer beside the one raspc compiles from a four-line RASP program.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh raspc  # the demo needs the command line only, not the tests or the Python module
 ./build/raspc demo aab

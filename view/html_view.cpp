@@ -243,30 +243,6 @@ std::string residual_section(const Page& page) {
   return out.str();
 }
 
-// How a head computes, where its pattern does not show it plainly, and where the docs explain it.
-std::string construction_note(const std::string& construction) {
-  static const std::map<std::string, std::string> notes = {
-      {"copy", "Copies the selected key's value (each query selects by its selector's table of values); where "
-               "nothing is selected it attends to BOS, which holds the default. docs/compiler.md, \"Attention\"."},
-      {"mean", "Averages the selected keys' numbers with equal weights; where nothing is selected it attends to BOS, "
-               "which holds the default. docs/compiler.md, \"Attention\"."},
-      {"selector_width", "Counts the selected keys: BOS scores as a match, so its weight is 1/(w+1), which the "
-                         "block's MLP reads as w. docs/compiler.md, \"selector_width\"."},
-      {"width_step", "Compares a count of selected keys with the query's index: BOS's weight says whether the index "
-                     "is below the count. docs/compiler.md, \"The pipeline\" (width_steps)."},
-      {"counting_sort_step", "One step of a counting sort: BOS's weight says whether the query's position is below "
-                             "the number of keys at most a value, so a query attending only to BOS is an answer, "
-                             "not a copy. docs/long-contexts.md, \"Counting sorts\"."},
-      {"width_part", "One part of a width split over disjoint selectors; the parts' BOS weights are read together "
-                     "along one line. docs/long-contexts.md, \"A stable sort's blocks\"."},
-      {"numerical_selector", "Scores -(q-k)^2 between numbers built from positions: the nearest key wins. "
-                             "docs/long-contexts.md, \"Numerical selectors\"."},
-      {"length", "Copies the last position's index number (length - 1) to every position. docs/long-contexts.md, "
-                 "\"Numerical selectors\"."}};
-  const auto it = notes.find(construction);
-  return it == notes.end() ? "" : "<div class=\"construction\">" + html_escape(it->second) + "</div>";
-}
-
 std::string head_name(int layer, int head) {
   return "blocks." + std::to_string(layer) + ".attn head " + std::to_string(head);
 }
@@ -277,7 +253,9 @@ std::string head_caption(const Page& page, int layer, int head) {
   const HeadPlacement& h = page.trace.placement.heads[size_t(layer)][size_t(head)];
   return name + ": <code>" + html_escape(h.selector.text) + "</code> <span class=\"where\">from " +
          html_escape(h.selector.at) + ", computes " + html_escape(h.shown) + " (" + html_escape(h.kind) + ")</span>" +
-         construction_note(h.construction);
+         (construction_sentence(h.construction).empty()
+              ? ""
+              : "<div class=\"construction\">" + html_escape(construction_sentence(h.construction)) + "</div>");
 }
 
 // A block's heads: those that compute something, then the padding ones folded away.
@@ -374,6 +352,29 @@ std::string outputs_section(const Page& page, const PositionOutputs& produced, c
 }
 
 }  // namespace
+
+std::string construction_sentence(const std::string& construction) {
+  static const std::map<std::string, std::string> notes = {
+      {"copy", "Copies the selected key's value (each query selects by its selector's table of values); where "
+               "nothing is selected it attends to BOS, which holds the default. docs/compiler.md, \"Attention\"."},
+      {"mean", "Averages the selected keys' numbers with equal weights; where nothing is selected it attends to BOS, "
+               "which holds the default. docs/compiler.md, \"Attention\"."},
+      {"selector_width", "Counts the selected keys: BOS scores as a match, so its weight is 1/(w+1), which the "
+                         "block's MLP reads as w. docs/compiler.md, \"selector_width\"."},
+      {"width_step", "Compares a count of selected keys with the query's index: BOS's weight says whether the index "
+                     "is below the count. docs/compiler.md, \"The pipeline\" (width_steps)."},
+      {"counting_sort_step", "One step of a counting sort: BOS's weight says whether the query's position is below "
+                             "the number of keys at most a value, so a query attending only to BOS is an answer, "
+                             "not a copy. docs/long-contexts.md, \"Counting sorts\"."},
+      {"width_part", "One part of a width split over disjoint selectors; the parts' BOS weights are read together "
+                     "along one line. docs/long-contexts.md, \"A stable sort's blocks\"."},
+      {"numerical_selector", "Scores -(q-k)^2 between numbers built from positions: the nearest key wins. "
+                             "docs/long-contexts.md, \"Numerical selectors\"."},
+      {"length", "Copies the last position's index number (length - 1) to every position. docs/long-contexts.md, "
+                 "\"Numerical selectors\"."}};
+  const auto it = notes.find(construction);
+  return it == notes.end() ? "" : it->second;
+}
 
 std::string render_view_html(const Model& model, const ForwardResult& result, const ResidualTrace& trace,
                              const std::string& title, const ViewExtras& extras) {

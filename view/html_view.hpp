@@ -45,6 +45,10 @@ struct ViewExtras {
   std::vector<SopProbe> probes;
 };
 
+// How a head's construction (HeadPlacement::construction) computes, where its pattern does not
+// show it plainly, in one sentence ending with the part of docs/ that explains it; "" when unknown.
+std::string construction_sentence(const std::string& construction);
+
 // `result` is a forward of one sequence with capture_residual and capture_attention; `trace` its
 // decoding (expected values filled where known). `title` names the model (its file).
 std::string render_view_html(const Model& model, const ForwardResult& result, const ResidualTrace& trace,

@@ -433,12 +433,16 @@ class Model:
     def to_transformers(self, folder: Optional[Union[str, os.PathLike]] = None) -> Any:
         """The model as a Hugging Face ``GPT2LMHeadModel``, loaded from an "hf" export (into
         ``folder``, kept; else a temporary folder). Its logits are this model's. A bidirectional
-        program's model needs a 4-D all-zero ``attention_mask`` (B, 1, T, T): GPT-2's default mask
-        is causal. ``.raspc`` holds raspc's metadata (vocab, bos_id, output, residual_labels)."""
+        program's model is the export's ``RaspcBidirectionalGPT2`` (raspc_gpt2.py: GPT2LMHeadModel
+        whose default is no mask; GPT-2's own default mask is causal and would give wrong answers).
+        ``.raspc`` holds raspc's metadata (vocab, bos_id, output, residual_labels)."""
         transformers = _require("transformers", "Model.to_transformers")
         with _export_folder(folder, "raspc-hf-") as path:
             self.export(path, "hf")
-            model = transformers.GPT2LMHeadModel.from_pretrained(path)
+            model_class = transformers.GPT2LMHeadModel
+            if not self.config["causal"]:
+                model_class = _module_from_file(os.path.join(path, "raspc_gpt2.py"), "raspc_gpt2").RaspcBidirectionalGPT2
+            model = model_class.from_pretrained(path)
         model.eval()
         model.raspc = model.config.raspc  # the export's own metadata (config.json's "raspc")
         return model
@@ -446,15 +450,12 @@ class Model:
     def to_transformer_lens(self, folder: Optional[Union[str, os.PathLike]] = None) -> Any:
         """The model in TransformerLens (4.x: a TransformerBridge; 2.x: a HookedTransformer),
         loaded by the loader the "tlens" export ships, unprocessed (no fold_ln or centring, so
-        the residual stream holds what ``residual_labels`` name). ``.raspc`` holds the metadata."""
+        the residual stream holds what ``residual_labels`` name), with the export's tokenizer where
+        transformers is installed (``to_str_tokens``, ``generate``). ``.raspc`` holds the metadata."""
         _require("transformer_lens", "Model.to_transformer_lens")
-        import importlib.util
         with _export_folder(folder, "raspc-tlens-") as path:
             self.export(path, "tlens")
-            spec = importlib.util.spec_from_file_location("raspc_load_tlens", os.path.join(path, "load_tlens.py"))
-            loader = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(loader)
-            return loader.load(path)
+            return _module_from_file(os.path.join(path, "load_tlens.py"), "raspc_load_tlens").load(path)
 
     def view(self, tokens: Tokens, title: str = "model") -> View:
         """The page ``raspc view`` writes, for one input (a list of tokens, or text in --input's
@@ -480,6 +481,14 @@ class Model:
         c = self.config
         return (f"<raspc.Model {c['n_layer']} layers, {c['n_head']} heads, n_embd {c['n_embd']}, "
                 f"{c['vocab_size']} tokens>")
+
+
+def _module_from_file(path, name):
+    """A Python file an export ships (its loader, its model class), imported from the export."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _require(package, what):

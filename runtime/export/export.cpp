@@ -152,8 +152,10 @@ std::vector<float> transposed(const float* data, size_t rows, size_t cols) {
 
 const std::vector<std::string>& export_file_names(ExportFormat format) {
   static const std::vector<std::string> hf = {"config.json",    "generation_config.json", "model.safetensors",
-                                              "README.md",      "tokenizer.json",         "tokenizer_config.json"};
-  static const std::vector<std::string> tlens = {"load_tlens.py", "model.safetensors", "tlens_config.json"};
+                                              "raspc_gpt2.py",  "README.md",              "tokenizer.json",
+                                              "tokenizer_config.json"};
+  static const std::vector<std::string> tlens = {"load_tlens.py", "model.safetensors", "tlens_config.json",
+                                                 "tokenizer.json", "tokenizer_config.json"};
   static const std::vector<std::string> llmc = {"model.bin", "raspc.json", "tokenizer.bin"};
   static const std::vector<std::string> none;
   switch (format) {
@@ -189,9 +191,9 @@ void check_export_path(ExportFormat format, const std::string& path, const std::
   const std::vector<std::string>& ours = export_file_names(format);
   for (const fs::directory_entry& entry : fs::directory_iterator(path, error)) {
     const std::string name = entry.path().filename().string();
-    // Importing a tlens export's load_tlens.py (to_transformer_lens does) leaves Python's cache
-    // beside it: part of the previous export, replaced with it.
-    if (format == ExportFormat::TransformerLens && name == "__pycache__" && entry.is_directory(error) &&
+    // Importing a tlens export's load_tlens.py or an hf export's raspc_gpt2.py (to_transformer_lens
+    // and to_transformers do) leaves Python's cache beside it: part of the previous export.
+    if (name == "__pycache__" && entry.is_directory(error) &&
         !entry.is_symlink(error))
       continue;
     for (const std::string& input : inputs)
@@ -232,6 +234,57 @@ std::string describe_output(const Model& model) {
     text += " Inputs start with the BOS token `" + model.vocab[size_t(model.bos_id)] +
             "` (id " + std::to_string(model.bos_id) + "); the output at the BOS position is not part of the answer.";
   return text;
+}
+
+using nlohmann::json;
+
+// Whether every input token is one character, so "aab" can be split into characters.
+static bool single_character_inputs(const Model& model) {
+  for (int id : input_vocabulary(model)) {
+    const std::string& t = model.vocab[size_t(id)];
+    size_t length = 0;
+    for (unsigned char ch : t) length += (ch & 0xC0) != 0x80;  // UTF-8 code points
+    if (length != 1) return false;
+  }
+  return true;
+}
+
+// A word-level tokenizer over the vocabulary: tokens are separated by spaces ("a a b"), or also
+// written together when every input token is one character ("aab"); BOS is prepended.
+json tokenizer_json(const Model& model) {
+  json vocab = json::object();
+  for (size_t id = 0; id < model.vocab.size(); ++id) vocab[model.vocab[id]] = id;
+  json pre = {{"type", "WhitespaceSplit"}};
+  if (single_character_inputs(model))
+    pre = {{"type", "Sequence"},
+           {"pretokenizers",
+            {pre, {{"type", "Split"}, {"pattern", {{"Regex", "."}}}, {"behavior", "Isolated"}, {"invert", false}}}}};
+  json tokenizer = {{"version", "1.0"},  {"truncation", nullptr}, {"padding", nullptr},
+                    {"added_tokens", json::array()}, {"normalizer", nullptr}, {"pre_tokenizer", pre},
+                    {"post_processor", nullptr}, {"decoder", nullptr},
+                    // The unknown-token name is not in the vocabulary, so an unknown word is an error.
+                    {"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "<unk>"}}}};
+  if (model.bos_id >= 0) {
+    const std::string bos = model.vocab[size_t(model.bos_id)];
+    tokenizer["added_tokens"].push_back({{"id", model.bos_id}, {"content", bos}, {"single_word", false},
+                                         {"lstrip", false}, {"rstrip", false}, {"normalized", false},
+                                         {"special", true}});
+    json special = {{"SpecialToken", {{"id", bos}, {"type_id", 0}}}};
+    tokenizer["post_processor"] = {
+        {"type", "TemplateProcessing"},
+        {"single", {special, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+        {"pair", {special, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
+        {"special_tokens", {{bos, {{"id", bos}, {"ids", {model.bos_id}}, {"tokens", {bos}}}}}}};
+  }
+  return tokenizer;
+}
+
+json tokenizer_config_json(const Model& model) {
+  json config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
+                 {"model_max_length", model.config.n_positions},
+                 {"clean_up_tokenization_spaces", false}};
+  if (model.bos_id >= 0) config["bos_token"] = model.vocab[size_t(model.bos_id)];
+  return config;
 }
 
 }  // namespace raspc

@@ -2,10 +2,11 @@
 // loadable there unmodified. One writer a format:
 //
 //   hf     Hugging Face transformers folder: config.json, model.safetensors, generation_config.json,
-//          tokenizer.json + tokenizer_config.json (word level, BOS prepended), README.md model card
-//                                                                   (hf_export.cpp)
+//          tokenizer.json + tokenizer_config.json (word level, BOS prepended), README.md model card,
+//          and for a bidirectional model raspc_gpt2.py (the mask defaulted)  (hf_export.cpp)
 //   tlens  TransformerLens folder: tlens_config.json (HookedTransformerConfig fields),
-//          model.safetensors in TL's names and shapes, load_tlens.py     (tlens_export.cpp)
+//          model.safetensors in TL's names and shapes, load_tlens.py, the tokenizer's two files
+//                                                                   (tlens_export.cpp)
 //   gguf   one GGUF v3 file, architecture gpt2, F32 tensors, token list  (gguf_export.cpp)
 //   llmc   llm.c folder: model.bin (v3 checkpoint), tokenizer.bin, raspc.json (llmc_export.cpp)
 //
@@ -34,7 +35,8 @@ const char* export_format_name(ExportFormat format);
 // Why `format`'s runtime cannot run `model` exactly, or nothing when it can.
 std::optional<std::string> export_refusal(const Model& model, ExportFormat format);
 
-// The files a folder format writes (none for gguf, a file).
+// The files a folder format writes (none for gguf, a file); hf writes raspc_gpt2.py for a
+// bidirectional model only.
 const std::vector<std::string>& export_file_names(ExportFormat format);
 
 // Refuses, before any work, an export path that would destroy something: for gguf (a file) what
@@ -71,8 +73,15 @@ int llmc_padded_vocab(int vocab_size);
 
 std::string join_path(const std::string& folder, const std::string& file);
 
+// A word-level tokenizer over the vocabulary for transformers' PreTrainedTokenizerFast
+// (tokenizer.json) and its config (tokenizer_config.json): tokens separated by spaces ("a a b"),
+// or also written together when every input token is one character ("aab"); BOS prepended. The hf
+// and tlens exports ship it.
+nlohmann::json tokenizer_json(const Model& model);
+nlohmann::json tokenizer_config_json(const Model& model);
+
 // The writers, called by export_model after the refusal check; a folder format's writer writes
-// export_file_names' files into `folder`, a new empty folder.
+// export_file_names' files (those its model needs) into `folder`, a new empty folder.
 void write_hf_export(const Model& model, const std::string& folder);
 void write_tlens_export(const Model& model, const std::string& folder);
 void write_gguf_export(const Model& model, const std::string& file);

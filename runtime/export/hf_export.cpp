@@ -4,7 +4,9 @@
 // raspc's own file is already an HF checkpoint (HF names, Conv1D [in, out], "format": "pt"), so
 // model.safetensors is that file, raspc's metadata included. What HF cannot be told by a config:
 // that a model has no LayerNorm (refused in export.cpp) and that a model is bidirectional (its
-// default mask is causal; the model card gives the all-zero 4-D mask that makes it exact). An MLP
+// default mask is causal: the export ships raspc_gpt2.py, GPT2LMHeadModel with the mask defaulted
+// to none, which config.json's auto_map names, and the model card gives the all-zero 4-D mask for
+// GPT2LMHeadModel itself). An MLP
 // of 0 units crashes HF's forward, so such a model gets one zero unit.
 #include <string>
 
@@ -15,6 +17,8 @@
 
 namespace raspc {
 
+extern const char* const kBidirectionalGpt2Source;  // runtime/export/raspc_gpt2.py, compiled in
+
 namespace {
 
 using nlohmann::json;
@@ -22,7 +26,7 @@ using nlohmann::json;
 json hf_config(const Model& model) {
   const ModelConfig& c = model.config;
   json bos = model.bos_id >= 0 ? json(model.bos_id) : json(nullptr);
-  return json{
+  json config{
       {"architectures", {"GPT2LMHeadModel"}},
       {"model_type", "gpt2"},
       {"vocab_size", c.vocab_size},
@@ -52,54 +56,9 @@ json hf_config(const Model& model) {
       {"dtype", "float32"},
       {"raspc", export_metadata(model)},
   };
-}
-
-// Whether every input token is one character, so "aab" can be split into characters.
-bool single_character_inputs(const Model& model) {
-  for (int id : input_vocabulary(model)) {
-    const std::string& t = model.vocab[size_t(id)];
-    size_t length = 0;
-    for (unsigned char ch : t) length += (ch & 0xC0) != 0x80;  // UTF-8 code points
-    if (length != 1) return false;
-  }
-  return true;
-}
-
-// A word-level tokenizer over the vocabulary: tokens are separated by spaces ("a a b"), or also
-// written together when every input token is one character ("aab"); BOS is prepended.
-json hf_tokenizer(const Model& model) {
-  json vocab = json::object();
-  for (size_t id = 0; id < model.vocab.size(); ++id) vocab[model.vocab[id]] = id;
-  json pre = {{"type", "WhitespaceSplit"}};
-  if (single_character_inputs(model))
-    pre = {{"type", "Sequence"},
-           {"pretokenizers",
-            {pre, {{"type", "Split"}, {"pattern", {{"Regex", "."}}}, {"behavior", "Isolated"}, {"invert", false}}}}};
-  json tokenizer = {{"version", "1.0"},  {"truncation", nullptr}, {"padding", nullptr},
-                    {"added_tokens", json::array()}, {"normalizer", nullptr}, {"pre_tokenizer", pre},
-                    {"post_processor", nullptr}, {"decoder", nullptr},
-                    // The unknown-token name is not in the vocabulary, so an unknown word is an error.
-                    {"model", {{"type", "WordLevel"}, {"vocab", vocab}, {"unk_token", "<unk>"}}}};
-  if (model.bos_id >= 0) {
-    const std::string bos = model.vocab[size_t(model.bos_id)];
-    tokenizer["added_tokens"].push_back({{"id", model.bos_id}, {"content", bos}, {"single_word", false},
-                                         {"lstrip", false}, {"rstrip", false}, {"normalized", false},
-                                         {"special", true}});
-    json special = {{"SpecialToken", {{"id", bos}, {"type_id", 0}}}};
-    tokenizer["post_processor"] = {
-        {"type", "TemplateProcessing"},
-        {"single", {special, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-        {"pair", {special, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
-        {"special_tokens", {{bos, {{"id", bos}, {"ids", {model.bos_id}}, {"tokens", {bos}}}}}}};
-  }
-  return tokenizer;
-}
-
-json hf_tokenizer_config(const Model& model) {
-  json config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
-                 {"model_max_length", model.config.n_positions},
-                 {"clean_up_tokenization_spaces", false}};
-  if (model.bos_id >= 0) config["bos_token"] = model.vocab[size_t(model.bos_id)];
+  // transformers' GPT-2 masks causally unless given a 4-D mask: a bidirectional model is loaded
+  // as raspc_gpt2.py's class, which defaults it (AutoModelForCausalLM, trust_remote_code=True).
+  if (!c.causal) config["auto_map"] = {{"AutoModelForCausalLM", "raspc_gpt2.RaspcBidirectionalGPT2"}};
   return config;
 }
 
@@ -147,9 +106,11 @@ std::string model_card(const Model& model) {
   card += "`config.json`'s `raspc` entry (and `model.safetensors`'s metadata) carries the vocabulary, the BOS id, the "
           "output encoding and token ids, and a label for every residual dimension.\n\n";
   if (!c.causal)
-    card += "**This model is bidirectional.** transformers applies a causal mask by default, which gives wrong "
-            "answers here. Pass an explicit all-zero 4-D attention mask of shape `(batch, 1, T, T)` (an additive "
-            "mask: 0 means attend):\n\n";
+    card += "**This model is bidirectional.** `GPT2LMHeadModel` applies a causal mask by default, which gives "
+            "wrong answers here. Either load it as `AutoModelForCausalLM.from_pretrained(\"PATH\", "
+            "trust_remote_code=True)`: `raspc_gpt2.py` in this folder is `GPT2LMHeadModel` with no mask as its default "
+            "(every position sees every position; a 2-D padding mask still masks padding). Or pass an explicit "
+            "all-zero 4-D attention mask of shape `(batch, 1, T, T)` (an additive mask: 0 means attend):\n\n";
   card += "```python\nimport torch\nfrom transformers import AutoTokenizer, GPT2LMHeadModel\n\n";
   card += "model = GPT2LMHeadModel.from_pretrained(\"PATH\")\ntokenizer = AutoTokenizer.from_pretrained(\"PATH\")\n";
   card += "ids = tokenizer(\"" + example + "\", return_tensors=\"pt\").input_ids  # BOS prepended\n";
@@ -183,9 +144,11 @@ void write_hf_export(const Model& input, const std::string& folder) {
   write_file_atomically(join_path(folder, "model.safetensors"), serialize_model(model));
   write_file_atomically(join_path(folder, "config.json"), hf_config(model).dump(2) + "\n");
   write_file_atomically(join_path(folder, "generation_config.json"), hf_generation_config(model).dump(2) + "\n");
-  write_file_atomically(join_path(folder, "tokenizer.json"), hf_tokenizer(model).dump(2) + "\n");
-  write_file_atomically(join_path(folder, "tokenizer_config.json"), hf_tokenizer_config(model).dump(2) + "\n");
+  write_file_atomically(join_path(folder, "tokenizer.json"), tokenizer_json(model).dump(2) + "\n");
+  write_file_atomically(join_path(folder, "tokenizer_config.json"), tokenizer_config_json(model).dump(2) + "\n");
   write_file_atomically(join_path(folder, "README.md"), model_card(model));
+  // A bidirectional model ships the class that defaults its mask (config.json's auto_map names it).
+  if (!model.config.causal) write_file_atomically(join_path(folder, "raspc_gpt2.py"), kBidirectionalGpt2Source);
 }
 
 }  // namespace raspc

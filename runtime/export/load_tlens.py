@@ -9,7 +9,13 @@ The weights load as they are. TransformerLens's weight processing (fold_ln, cent
 applied: it changes what the residual stream holds, and so what raspc's residual labels
 (`model.raspc["residual_labels"]`) name. `model.raspc` holds raspc's metadata: the vocabulary,
 the BOS id, the output encoding and dimension, the program source.
+
+With transformers installed, the model gets the export's tokenizer (tokenizer.json: a word-level
+tokenizer over the vocabulary that prepends BOS), so `model.to_str_tokens("aab")`,
+`model.to_tokens("aab")` and `model.generate("a", max_new_tokens=7)` work as for any model. The
+model has no end token: generate runs to max_new_tokens (stop_at_eos defaults to False).
 """
+import functools
 import json
 import os
 
@@ -55,7 +61,30 @@ def load(folder, device=None):
         model = model.to(device)
     model.eval()
     model.raspc = raspc
+    attach_tokenizer(model, folder)
     return model
+
+
+def attach_tokenizer(model, folder):
+    """The export's tokenizer on the model, where transformers is installed."""
+    try:
+        from transformers import PreTrainedTokenizerFast
+    except ImportError:
+        return
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(folder)
+    model.cfg.default_prepend_bos = True
+    model.cfg.tokenizer_prepends_bos = True
+    if hasattr(model, "set_tokenizer"):  # TL 2.x (which makes a tokenizer of its own from this one)
+        model.set_tokenizer(tokenizer, default_padding_side="right")
+        # TL 2.x's generate masks every position whose token id it takes for the pad id 0 (it
+        # passes zeros for the tokens): BOS, id 0, cannot pad. A pad of its own, outside the
+        # model's vocabulary: single inputs and equal-length batches never hold it.
+        model.tokenizer.add_special_tokens({"pad_token": "<pad>"})
+    else:  # TL 4.x: BOS pads batches of strings (the tokenizer itself prepends BOS)
+        model.tokenizer = tokenizer
+        model.tokenizer.pad_token = model.tokenizer.bos_token
+    # No end token: generation runs to max_new_tokens unless told otherwise.
+    model.generate = functools.partial(model.generate, stop_at_eos=False)
 
 
 def encode(model, tokens):

@@ -111,6 +111,8 @@ void write_tlens_export(const Model& model, const std::string& folder) {
   write_file_atomically(join_path(folder, "model.safetensors"), safetensors_bytes(out.header, out.data));
   write_file_atomically(join_path(folder, "tlens_config.json"), file.dump(2) + "\n");
   write_file_atomically(join_path(folder, "load_tlens.py"), kTlensLoaderSource);
+  write_file_atomically(join_path(folder, "tokenizer.json"), tokenizer_json(model).dump(2) + "\n");
+  write_file_atomically(join_path(folder, "tokenizer_config.json"), tokenizer_config_json(model).dump(2) + "\n");
 }
 
 }  // namespace raspc

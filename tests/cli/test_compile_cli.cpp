@@ -143,13 +143,28 @@ TEST_CASE("demo cli: aab, the hand-set model beside the compiled one") {
   Result r = raspc_cli("demo aab");
   INFO(r.err);
   CHECK(r.code == 0);
-  CHECK(r.out.find("=== the hand-set (aab)* model (vgel.me) ===") != std::string::npos);
-  CHECK(r.out.find("=== programs/aab.rasp compiled ===") != std::string::npos);
-  size_t first = r.out.find("score on \"aab\" * 10 (indices 2..28): 27/27");
-  REQUIRE(first != std::string::npos);
-  CHECK(r.out.find("score on \"aab\" * 10 (indices 2..28): 27/27", first + 1) != std::string::npos);
+  // A story in order: the hand-set model, the program, the compiled model, both side by side, and
+  // what to try next as the last line.
+  const std::vector<std::string> parts = {"1. A transformer set by hand", "2. The same task as a RASP program",
+                                          "3. Compiled by raspc into a GPT-2, then verified", "4. Side by side"};
+  size_t at = 0;
+  for (const std::string& part : parts) {
+    INFO(part);
+    CHECK((at = r.out.find(part, at)) != std::string::npos);
+  }
+  CHECK(r.out.find("predicted from those before it: 27/27") != std::string::npos);
+  CHECK(r.out.find("Score on \"aab\" x 10: 27/27") != std::string::npos);
   CHECK(r.out.find("  aab -> aabaabaabaab\n") != std::string::npos);
-  CHECK(r.out.find("FLOPs per token at 5 positions: hand-set 783, compiled ") != std::string::npos);
+  CHECK(r.out.find("0 mismatches") != std::string::npos);
+  // Where the program is, by TransformerLens's names and the source's.
+  CHECK(r.out.find("  blocks.0.attn: previous (aab.rasp:") != std::string::npos);
+  CHECK(r.out.find("  blocks.0.mlp: next_token (aab.rasp:") != std::string::npos);
+  CHECK(r.out.find("  FLOPs per token               783       3,656\n") != std::string::npos);
+  CHECK(r.out.find("  completion of \"a\"      abaabaabaa  aabaabaaba\n") != std::string::npos);
+  // No raw metadata JSON, and the last line is the view command.
+  CHECK(r.out.find("{\"") == std::string::npos);
+  CHECK(r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1) ==
+        "  raspc view programs/aab.rasp --causal --input aabaab -o aab.html\n");
 }
 
 TEST_CASE("compile cli: a numerical output prints as the exact value the verification proved") {

@@ -54,6 +54,8 @@ def main():
     failures = 0
     with tempfile.TemporaryDirectory(prefix="raspc-readme-") as work:
         os.symlink(programs, os.path.join(work, "programs"))
+        # trust_remote_code copies an export's model class into transformers' module cache: this one.
+        env["HF_MODULES_CACHE"] = os.path.join(work, "hf-modules")
         for i, (kind, body) in enumerate(found):
             if kind == "sh":
                 for line in body.strip().splitlines():

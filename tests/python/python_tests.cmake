@@ -10,6 +10,15 @@ if(RASPC_PYTHON_EXECUTABLE)  # without the module the entries exit 77 (skipped)
                    ${CMAKE_CURRENT_LIST_DIR}/test_api.py)
   set_tests_properties("python: the package's API" PROPERTIES SKIP_RETURN_CODE 77 LABELS python
                        ENVIRONMENT "RASPC_BINARY=$<TARGET_FILE:raspc>;RASPC_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+  # docs/tutorial.ipynb run by nbclient in an empty temporary folder, in a kernel of this interpreter:
+  # no cell may raise, and every code cell must print what the committed notebook shows
+  # (test_notebook.py says what it masks). It exits 77 without nbclient, nbformat or ipykernel
+  # (Debian: python3-nbclient python3-ipykernel, which scripts/setup.sh installs).
+  add_test(NAME "python: docs/tutorial.ipynb runs and prints what it shows"
+           COMMAND ${RASPC_PYTHON_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/test_notebook.py ${RASPC_PYTHON_PATH}
+                   ${CMAKE_SOURCE_DIR})
+  set_tests_properties("python: docs/tutorial.ipynb runs and prints what it shows" PROPERTIES SKIP_RETURN_CODE 77
+                       LABELS python TIMEOUT 300)
   add_test(NAME "python: Tracr's library programs"
            COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH} --venv
                    ${CMAKE_CURRENT_LIST_DIR}/interop/test_tracr_lib.py)
