@@ -83,36 +83,6 @@ std::string position_label(const ResidualTrace& trace, int t) {
   return std::to_string(t - trace.first) + " " + trace.tokens[size_t(t)];
 }
 
-std::string summary_html(const Model& model, const std::string& title) {
-  const ModelConfig& c = model.config;
-  std::ostringstream out;
-  char flops[64];
-  std::snprintf(flops, sizeof flops, "%.0f", flops_per_token(c, c.n_positions));
-  out << "<table class=\"summary\">";
-  auto row = [&](const std::string& key, const std::string& value) {
-    out << "<tr><td>" << html_escape(key) << "</td><td>" << html_escape(value) << "</td></tr>";
-  };
-  row("model", title);
-  row("config", describe_config(config_to_json(c)));
-  row("parameters", std::to_string(parameter_count(c)));
-  row("FLOPs per token", std::string(flops) + " (at " + std::to_string(c.n_positions) + " positions)");
-  if (model.metadata.contains("compile"))
-    for (const auto& [heading, text] : verification_lines(model.metadata["compile"])) row(heading, text);
-  const nlohmann::json trainer = model.metadata.is_object() ? model.metadata.value("trainer", nlohmann::json()) : nlohmann::json();
-  if (trainer.is_object() && trainer.contains("result") && trainer["result"].is_object())
-    for (const auto& [key, value] : trainer["result"].items())
-      if (!value.is_array() && !value.is_object()) row("training: " + key, value.dump());
-  out << "</table>";
-  if (trainer.is_object() && trainer.contains("settings") && trainer["settings"].is_object()) {
-    out << "<details><summary>training settings</summary><table class=\"summary\">";
-    for (const auto& [key, value] : trainer["settings"].items()) row(key, value.dump());
-    out << "</table></details>";
-  }
-  if (model.metadata.contains("program") && model.metadata["program"].is_string())
-    out << "<details><summary>program source</summary><pre>" << html_escape(model.metadata["program"].get<std::string>())
-        << "</pre></details>";
-  return out.str();
-}
 
 // One column a stage, the s-ops it completes stacked in it, an arrow from each s-op it reads.
 std::string graph_html(const ModelPlacement& placement, int stages) {
@@ -374,6 +344,37 @@ std::string construction_sentence(const std::string& construction) {
                  "\"Numerical selectors\"."}};
   const auto it = notes.find(construction);
   return it == notes.end() ? "" : it->second;
+}
+
+std::string summary_html(const Model& model, const std::string& title) {
+  const ModelConfig& c = model.config;
+  std::ostringstream out;
+  char flops[64];
+  std::snprintf(flops, sizeof flops, "%.0f", flops_per_token(c, c.n_positions));
+  out << "<table class=\"summary\">";
+  auto row = [&](const std::string& key, const std::string& value) {
+    out << "<tr><td>" << html_escape(key) << "</td><td>" << html_escape(value) << "</td></tr>";
+  };
+  row("model", title);
+  row("config", describe_config(config_to_json(c)));
+  row("parameters", std::to_string(parameter_count(c)));
+  row("FLOPs per token", std::string(flops) + " (at " + std::to_string(c.n_positions) + " positions)");
+  if (model.metadata.contains("compile"))
+    for (const auto& [heading, text] : verification_lines(model.metadata["compile"])) row(heading, text);
+  const nlohmann::json trainer = model.metadata.is_object() ? model.metadata.value("trainer", nlohmann::json()) : nlohmann::json();
+  if (trainer.is_object() && trainer.contains("result") && trainer["result"].is_object())
+    for (const auto& [key, value] : trainer["result"].items())
+      if (!value.is_array() && !value.is_object()) row("training: " + key, value.dump());
+  out << "</table>";
+  if (trainer.is_object() && trainer.contains("settings") && trainer["settings"].is_object()) {
+    out << "<details><summary>training settings</summary><table class=\"summary\">";
+    for (const auto& [key, value] : trainer["settings"].items()) row(key, value.dump());
+    out << "</table></details>";
+  }
+  if (model.metadata.contains("program") && model.metadata["program"].is_string())
+    out << "<details><summary>program source</summary><pre>" << html_escape(model.metadata["program"].get<std::string>())
+        << "</pre></details>";
+  return out.str();
 }
 
 std::string render_view_html(const Model& model, const ForwardResult& result, const ResidualTrace& trace,

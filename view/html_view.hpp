@@ -45,6 +45,10 @@ struct ViewExtras {
   std::vector<SopProbe> probes;
 };
 
+// The page's "Model" table: the title, config, parameters, FLOPs per token, the verification
+// report or the training result, and the program source folded (Python's Model shows it in Jupyter).
+std::string summary_html(const Model& model, const std::string& title);
+
 // How a head's construction (HeadPlacement::construction) computes, where its pattern does not
 // show it plainly, in one sentence ending with the part of docs/ that explains it; "" when unknown.
 std::string construction_sentence(const std::string& construction);

@@ -97,7 +97,7 @@ std::vector<SopProbe> probe_sops(const Model& model, Backend& backend, const Pro
     }
     Trace values;
     try {
-      interpreter.run(interpreter_input(tokens), &values);
+      interpreter.run(interpreter_input(model, tokens), &values);
     } catch (const UndefinedOnInput&) {
       continue;  // no value to read off
     }

@@ -4,6 +4,7 @@
 
 #include "language/evaluate.hpp"
 #include "language/interpret.hpp"
+#include "runtime/model_output.hpp"
 
 namespace raspc {
 
@@ -29,9 +30,9 @@ Mode model_mode(const Model& model) {
   return causal ? Mode::Causal : Mode::Bidirectional;
 }
 
-std::vector<Value> interpreter_input(const std::vector<std::string>& tokens) {
+std::vector<Value> interpreter_input(const Model& model, const std::vector<std::string>& tokens) {
   bool integers = true;
-  for (const std::string& token : tokens) integers = integers && is_integer(token);
+  for (int id : input_vocabulary(model)) integers = integers && is_integer(model.vocab[size_t(id)]);
   std::vector<Value> input;
   for (const std::string& token : tokens)
     input.push_back(integers ? Value::of_int(std::stoll(token)) : Value::of_string(token));
@@ -45,7 +46,7 @@ std::vector<std::string> check_against_program(const Model& model, ResidualTrace
   Interpreter interpreter(*program, model_mode(model));
   Trace values;
   std::vector<std::string> output;
-  for (const Value& v : interpreter.run(interpreter_input(tokens), &values)) output.push_back(to_display(v));
+  for (const Value& v : interpreter.run(interpreter_input(model, tokens), &values)) output.push_back(to_display(v));
   trace.expected.assign(trace.placement.sops.size(), {});
   for (size_t k = 0; k < trace.placement.sops.size(); ++k) {
     const SopPlacement& sop = trace.placement.sops[k];

@@ -18,9 +18,10 @@ namespace raspc {
 std::unique_ptr<Program> model_program(const Model& model);
 // The model's mode as its metadata says ("causal" or else bidirectional).
 Mode model_mode(const Model& model);
-// An input as the interpreter takes it: a vocabulary of integers as ints, any other as strings,
-// as the compiler took the vocabulary.
-std::vector<Value> interpreter_input(const std::vector<std::string>& tokens);
+// An input as the interpreter takes it: tokens as ints where every input token of the model's
+// vocabulary is an integer, else as strings, as the compiler took the vocabulary (long_addition's
+// "1" is a string beside "+", even in an input of digits only).
+std::vector<Value> interpreter_input(const Model& model, const std::vector<std::string>& tokens);
 
 // Fills trace.expected for every s-op the program names at top level (and tokens and indices);
 // an s-op the compiler made (a fused map, a scratch value) stays unchecked. Returns the program's

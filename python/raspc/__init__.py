@@ -306,6 +306,10 @@ class Forward:
             cache["ln_final.hook_normalized"] = self.final[None]
         return cache
 
+    def _repr_html_(self) -> str:
+        """In Jupyter: the view page of this forward's input (Model.view)."""
+        return self.model.view(self._input)._repr_html_()
+
     def __repr__(self):
         captured = "captured" if self.residual is not None else "not captured"
         return f"<raspc.Forward {len(self._ids)} positions (BOS included), outputs {self.outputs}, activations {captured}>"
@@ -320,7 +324,8 @@ class Forward:
     def decode_residual(self, stage: Union[int, str]) -> dict[str, list]:
         """The s-op values the residual stream holds after ``stage`` (an index into ``stages``
         or its name), by the s-op's shown name (the name the program gave it, else its expression, as
-        ``run --trace`` names its rows), one value a position (BOS included), decoded as ``raspc run
+        ``run --trace`` names its rows, a selector width's scratch value "hist (scratch)" among them),
+        one value a position (BOS included), decoded as ``raspc run
         --trace`` and ``raspc view`` decode them (through the s-op placement the compiler stores
         in the model): None before the s-op's stage (nothing has computed it yet), at BOS (which
         holds no s-op's value) and where its one-hot has no clear winner. A model without
@@ -407,7 +412,9 @@ class Model:
         """Runs the model on one input; with ``capture``, the residual stream after every
         half-block and every head's attention pattern too. Returns a Forward."""
         _expect(capture, bool, "capture", "True or False")
-        return Forward(self, self._native.forward(_tokens(tokens), capture, _text(device, "device")))
+        forward = Forward(self, self._native.forward(_tokens(tokens), capture, _text(device, "device")))
+        forward._input = tokens
+        return forward
 
     def run_with_cache(self, tokens: Tokens, device: str = "cpu") -> tuple[Any, dict[str, Any]]:
         """TransformerLens's ``run_with_cache`` for one input: the logits (1, T, V) and the
@@ -476,6 +483,11 @@ class Model:
         if self._codec is not None:
             return self._codec.from_display(text)
         return _value_of_display(text)
+
+    def _repr_html_(self) -> str:
+        """In Jupyter: the model's summary, as ``raspc view`` heads its page (config, parameters, FLOPs
+        per token, the verification report; Model.view draws the rest for an input)."""
+        return self._native.summary_html("raspc.Model")
 
     def __repr__(self):
         c = self.config

@@ -104,8 +104,8 @@ py::tuple decode_stream(const PyModel& self, const py::array_t<float, py::array:
   py::list by_stage;
   for (const auto& stage : trace.decoded) {
     py::dict sops;
-    for (size_t k = 0; k < trace.placement.sops.size(); ++k)
-      if (trace.placement.sops[k].kind != "scratch") sops[py::str(trace.placement.sops[k].shown)] = stage[k];
+    // Every row `run --trace` prints, a width's scratch value ("hist (scratch)") among them.
+    for (size_t k = 0; k < trace.placement.sops.size(); ++k) sops[py::str(trace.placement.sops[k].shown)] = stage[k];
     by_stage.append(sops);
   }
   return py::make_tuple(by_stage, trace.first);
@@ -359,6 +359,8 @@ void bind_models(py::module_& module) {
              });
            },
            py::arg("tokens"), py::arg("title"))
+      .def("summary_html", [](const PyModel& m, const std::string& title) { return summary_html(m.model, title); },
+           py::arg("title"))
       // View.save: the page written as every file raspc writes is (a temporary name, then
       // renamed), never over the files the model came from.
       .def("write_page",

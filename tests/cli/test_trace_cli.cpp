@@ -197,3 +197,17 @@ TEST_CASE("view compiles a program first and writes its page") {
   const std::string causal = raspc::testing::slurp(raspc::testing::scratch_folder() / "aab.html");
   CHECK(causal.find("positions 4 (BOS included), LayerNorm, GELU, causal") != std::string::npos);
 }
+
+TEST_CASE("run --trace checks an input of digits only against a vocabulary of strings") {
+  // long_addition's vocabulary holds "+", so "1" is a string token; an input without "+" once went
+  // to the interpreter as integers ("the table has no entry for 1").
+  const std::string model = compiled("long_addition", "--max-len 4 --no-verify");
+  CommandResult r = raspc_cli("run " + model + " --input 1021 --trace");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CommandResult eval = raspc_cli("eval '" RASPC_SOURCE_DIR "/programs/long_addition.rasp' --input 1021");
+  REQUIRE(eval.code == 0);
+  CHECK(eval.out == "[0,0,2,1]\n");
+  CHECK(r.out.size() > eval.out.size());
+  CHECK(r.out.substr(r.out.size() - eval.out.size()) == eval.out);  // the outputs, after the trace
+}

@@ -2,6 +2,7 @@
 the model and its errors, all of them the C++ ones behind `import raspc`."""
 
 import gc
+import html
 import importlib.util
 import itertools
 import os
@@ -299,11 +300,31 @@ def test_decode_residual_reads_the_s_ops_the_interpreter_computes():
         forward.decode_residual(0)
 
 
-def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_program():
+def run_trace(model_path, tokens):
+    """`raspc run --trace` parsed: (stage name, {row name: [value texts]}) per stage, in order.
+    Columns are two or more spaces apart (names and values hold single spaces at most)."""
+    done = subprocess.run([os.environ["RASPC_BINARY"], "run", str(model_path), "--input",
+                           "[" + ",".join(str(t) for t in tokens) + "]", "--trace"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    stages = []
+    for block in done.stdout.split("\n\n"):
+        lines = block.strip().splitlines()
+        if not lines or not lines[0].startswith("after "):
+            continue
+        rows = {}
+        for line in lines[2:]:  # the heading, then "position  0  1 ..."
+            name, *values = re.split(r"\s{2,}", line.strip())
+            rows[name] = values
+        stages.append((re.search(r"\((blocks\.[^)]*)\):$", lines[0]).group(1), rows))
+    return stages
+
+
+def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_program(tmp_path):
     # Every program of programs/: at every stage, an s-op the interpreter names holds nothing
     # (None) before the stage that computes it and the interpreter's values from it on; BOS holds
     # none. (Python's own decoder read sort's output as the input tokens before anything computed
-    # it, and gave BOS values.)
+    # it, and gave BOS values.) And Python's decoding is `raspc run --trace`'s: the same stages by
+    # the same hook names, the same s-ops by the same names, the same values at every position.
     checked = set()
     for path in sorted(PROGRAMS.glob("*.rasp")):
         program = raspc.Program.from_file(path)
@@ -314,6 +335,14 @@ def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_progr
         tokens = [program.vocab[i % len(program.vocab)] for i in (1, 0, 2, 1)]
         expected = raspc.evaluate(program, tokens, causal=bool(program.causal), trace=True)
         forward = model.forward(tokens)
+        model.save(tmp_path / "model.safetensors")
+        traced = run_trace(tmp_path / "model.safetensors", tokens)
+        assert [name for name, _ in traced] == forward.stages, path.name
+        for stage, (name, rows) in enumerate(traced):
+            decoded = forward.decode_residual(stage)
+            shown = {sop: [str(v) for v in values[1:]] for sop, values in decoded.items()
+                     if any(v is not None for v in values)}
+            assert shown == rows, (path.name, name)
         for stage in range(len(forward.stages)):
             decoded = forward.decode_residual(stage)
             for name, values in decoded.items():
@@ -349,8 +378,15 @@ def test_view_is_the_page_of_raspc_view_shown_inline(tmp_path):
         return re.sub(r'fill="#[0-9a-f]{6}"', 'fill=""', html)
     assert masked(view.html) == masked(page.read_text().replace(str(program_path), "hist"))
     assert 'data-output="true"><th title="hist at hist.rasp:12:8">hist</th><td class="checked"' in view.html
-    # In a notebook: the page in a frame of its own, so its style and script stay inside.
+    # In a notebook: the page in a frame of its own, so its style and script stay inside; a Forward
+    # shows its input's page, a Model the summary that heads the page.
     assert view._repr_html_().startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    forward_page = html.unescape(model.forward("abca")._repr_html_())
+    assert forward_page.startswith('<iframe srcdoc="<!DOCTYPE html>') and "<h1>model <span" in forward_page
+    assert 'data-output="true"><th title="hist at hist.rasp:12:8">hist</th>' in forward_page
+    summary = model._repr_html_()
+    assert summary.startswith('<table class="summary"><tr><td>model</td><td>raspc.Model</td></tr>')
+    assert "<td>verification</td><td>1,364 inputs (every input up to length 5), 0 mismatches" in summary
     view.save(tmp_path / "saved.html")
     assert (tmp_path / "saved.html").read_text() == view.html
     with pytest.raises(raspc.FileError, match="the output is the input file"):

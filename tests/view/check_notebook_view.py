@@ -224,18 +224,7 @@ def main(argv):
             colours = len(check_view.png_colours(png))
             if colours < 8:
                 failures.append(f"the view's screenshot has only {colours} distinct colours: it is blank")
-        for event in devtools.events:
-            if event.get("sessionId") not in sessions:
-                continue
-            method, params = event.get("method"), event.get("params", {})
-            if method == "Runtime.exceptionThrown":
-                failures.append(f"exception: {json.dumps(params)[:400]}")
-            if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert", "warning"):
-                failures.append(f"console {params.get('type')}: {json.dumps(params.get('args'))[:400]}")
-            if method == "Log.entryAdded" and params.get("entry", {}).get("level") in ("error", "warning"):
-                failures.append(f"log: {params['entry'].get('text')}")
-            if method == "Network.requestWillBeSent" and params.get("request", {}).get("url") != url:
-                failures.append(f"network request for {params['request'].get('url')[:200]}")
+        failures += check_view.event_failures(devtools.events, sessions, url, "")
         if len(argv) == 4:
             os.makedirs(argv[3], exist_ok=True)
             shutil.copy(page_file, argv[3])

@@ -215,6 +215,25 @@ def shown_labels(labels, renames):
     return [pattern.sub(lambda m: names[m.group(1)], label) for label in labels]
 
 
+def event_failures(events, sessions, url, prefix):
+    """What a page must not do, from the DevTools events of its sessions: throw, log an error or a
+    warning, or request anything but itself."""
+    failures = []
+    for event in events:
+        if event.get("sessionId") not in sessions:
+            continue
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            failures.append(f"{prefix}exception: {json.dumps(params)[:400]}")
+        if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert", "warning"):
+            failures.append(f"{prefix}console {params.get('type')}: {json.dumps(params.get('args'))[:400]}")
+        if method == "Log.entryAdded" and params.get("entry", {}).get("level") in ("error", "warning"):
+            failures.append(f"{prefix}log: {params['entry'].get('text')}")
+        if method == "Network.requestWillBeSent" and params.get("request", {}).get("url") != url:
+            failures.append(f"{prefix}network request for {params['request'].get('url')[:200]}")
+    return failures
+
+
 def run(command, **kw):
     result = subprocess.run(command, capture_output=True, text=True, **kw)
     if result.returncode != 0:
@@ -257,18 +276,7 @@ def check_page(devtools, html, shots, failures):
         if colours < 8:
             failures.append(f"{name}: only {colours} distinct colours: the screenshot is blank")
     devtools.call("Target.closeTarget", {"targetId": target})
-    for event in devtools.events:
-        if event.get("sessionId") != session:
-            continue
-        method, params = event.get("method"), event.get("params", {})
-        if method == "Runtime.exceptionThrown":
-            failures.append(f"{html}: exception: {json.dumps(params)[:400]}")
-        if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert", "warning"):
-            failures.append(f"{html}: console {params.get('type')}: {json.dumps(params.get('args'))[:400]}")
-        if method == "Log.entryAdded" and params.get("entry", {}).get("level") in ("error", "warning"):
-            failures.append(f"{html}: log: {params['entry'].get('text')}")
-        if method == "Network.requestWillBeSent" and params.get("request", {}).get("url") != url:
-            failures.append(f"{html}: network request for {params['request'].get('url')}")
+    failures += event_failures(devtools.events, {session}, url, html + ": ")
     devtools.events = [e for e in devtools.events if e.get("sessionId") != session]
     return facts
 
