@@ -345,11 +345,12 @@ class Forward:
 
 class View:
     """A ``raspc view`` page (Model.view): ``.html`` is the self-contained page; a notebook shows it
-    inline, in a frame of its own (its styles and script stay inside it)."""
+    inline, in a frame of its own (its styles and script stay inside it), ``height`` pixels tall."""
 
-    def __init__(self, model, html):
+    def __init__(self, model, html, height=720):
         self.model = model
         self.html = html
+        self.height = height
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the page (atomically), as ``raspc view -o`` does; never over the files the model
@@ -358,7 +359,7 @@ class View:
 
     def _repr_html_(self) -> str:
         import html
-        return (f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width: 100%; height: 720px; '
+        return (f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width: 100%; height: {int(self.height)}px; '
                 f'border: 1px solid #ccc" sandbox="allow-scripts"></iframe>')
 
     def __repr__(self):
@@ -382,6 +383,12 @@ class Model:
     def vocab(self) -> list[str]:
         """The token strings by id (BOS included)."""
         return self._native.vocab
+
+    @property
+    def stages(self) -> list[str]:
+        """The residual stages by their TransformerLens hooks, as Forward.stages and ``run --trace``
+        name them: "blocks.0.hook_resid_pre", "blocks.0.hook_resid_mid", ..."""
+        return self._native.stage_names()
 
     @property
     def residual_labels(self) -> list[str]:
@@ -464,12 +471,20 @@ class Model:
             self.export(path, "tlens")
             return _module_from_file(os.path.join(path, "load_tlens.py"), "raspc_load_tlens").load(path)
 
-    def view(self, tokens: Tokens, title: str = "model") -> View:
+    def view(self, tokens: Tokens, title: Optional[str] = None, *, height: int = 720) -> View:
         """The page ``raspc view`` writes, for one input (a list of tokens, or text in --input's
         form): the s-op graph, the residual stream at every stage decoded and checked against the
-        interpreter, every head's attention and every weight matrix. A notebook shows the View
-        inline; ``.html`` is the page, ``.save(path)`` writes it."""
-        return View(self, self._native.view(_tokens(tokens), _text(title, "title")))
+        interpreter, every head's attention and every weight matrix. ``title`` defaults to the
+        program's output name ("hist"), else "model". A notebook shows the View inline, in a frame
+        ``height`` pixels tall; ``.html`` is the page, ``.save(path)`` writes it."""
+        if title is None:
+            outputs = [sop.get("shown") or sop.get("name") for sop in (self.metadata.get("sops") or [])
+                       if isinstance(sop, dict) and sop.get("output")]
+            title = outputs[0] if outputs and isinstance(outputs[0], str) else "model"
+        _expect(height, int, "height", "a whole number of pixels")
+        if not 0 < height < 100_000:
+            raise InputError(f"height: error: must be from 1 to 99,999 pixels, not {height}")
+        return View(self, self._native.view(_tokens(tokens), _text(title, "title")), height)
 
     def describe(self) -> str:
         """What ``raspc inspect`` prints first: config, sizes, vocabulary, labels, metadata."""

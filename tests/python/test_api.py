@@ -382,8 +382,13 @@ def test_view_is_the_page_of_raspc_view_shown_inline(tmp_path):
     # shows its input's page, a Model the summary that heads the page.
     assert view._repr_html_().startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
     forward_page = html.unescape(model.forward("abca")._repr_html_())
-    assert forward_page.startswith('<iframe srcdoc="<!DOCTYPE html>') and "<h1>model <span" in forward_page
+    assert forward_page.startswith('<iframe srcdoc="<!DOCTYPE html>') and "<h1>hist <span" in forward_page
     assert 'data-output="true"><th title="hist at hist.rasp:12:8">hist</th>' in forward_page
+    # Untitled, the page is the program's output's; the frame's height is the caller's.
+    assert "<h1>hist <span" in model.view("abca").html and model.stages == ["blocks.0.hook_resid_pre",
+                                                                            "blocks.0.hook_resid_mid",
+                                                                            "blocks.0.hook_resid_post"]
+    assert 'height: 300px' in model.view("abca", height=300)._repr_html_()
     summary = model._repr_html_()
     assert summary.startswith('<table class="summary"><tr><td>model</td><td>raspc.Model</td></tr>')
     assert "<td>verification</td><td>1,364 inputs (every input up to length 5), 0 mismatches" in summary
@@ -703,6 +708,7 @@ ENTRY = {
     "format_tensor": lambda v: model.format_tensor(v),
     "view": lambda v: model.view(v),
     "view title": lambda v: model.view("ab", title=v),
+    "view height": lambda v: model.view("ab", height=v),
     "View.save": lambda v: model.view("ab").save(inside(v, "v")),
 }
 for value in HOSTILE:
@@ -717,7 +723,7 @@ for value in HOSTILE:
 
 def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path):
     entries = [line.split('"')[1] for line in HOSTILE_SCRIPT.splitlines() if line.startswith('    "')]
-    assert len(entries) == 29
+    assert len(entries) == 30
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE_SCRIPT)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
