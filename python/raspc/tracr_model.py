@@ -114,6 +114,9 @@ class CategoricalEncoder(_TracrCategorical):
     def decoding_map(self):
         return {i: value for value, i in self.encoding_map.items()}
 
+    def __repr__(self):
+        return f"<raspc CategoricalEncoder of {len(self.encoding_map)} {self._what}s: {self.encoding_map!r}>"
+
     def encode(self, inputs):
         inputs = _as_list(inputs, f"{self._what}s")
         if self.enforce_bos and (not inputs or not _same_token(inputs[0], self._bos_token)):
@@ -163,6 +166,9 @@ class NumericalEncoder(_TracrNumerical):
 
     def __init__(self, basis):
         self.basis = list(basis)
+
+    def __repr__(self):
+        return f"<raspc NumericalEncoder reading {', '.join(str(b) for b in self.basis)}>"
 
     def encode(self, inputs):
         return inputs
@@ -239,6 +245,9 @@ class TracrOutput(collections.abc.Mapping):
 
     def __len__(self):
         return len(self._FIELDS)
+
+    def __repr__(self):
+        return f"<raspc TracrOutput decoded={self.decoded!r}, fields {', '.join(self._FIELDS)}>"
 
 
 def _padded(array, pads, axis, fill=0.0):

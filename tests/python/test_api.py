@@ -319,6 +319,18 @@ def run_trace(model_path, tokens):
     return stages
 
 
+def same_reading(a, b):
+    """Two decoded values alike: the same text, or two raw numerical readings (a scratch value's
+    "0.333335") within 1e-4: the two processes' float32 forwards of one model differ in the last
+    digits (CI saw 0.333335 against 0.333332), as the view test notes."""
+    if a == b:
+        return True
+    try:
+        return abs(float(a) - float(b)) <= 1e-4 * max(1.0, abs(float(a)))
+    except ValueError:
+        return False
+
+
 def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_program(tmp_path):
     # Every program of programs/: at every stage, an s-op the interpreter names holds nothing
     # (None) before the stage that computes it and the interpreter's values from it on; BOS holds
@@ -342,7 +354,10 @@ def test_decode_residual_is_the_interpreter_from_each_s_ops_stage_on_every_progr
             decoded = forward.decode_residual(stage)
             shown = {sop: [str(v) for v in values[1:]] for sop, values in decoded.items()
                      if any(v is not None for v in values)}
-            assert shown == rows, (path.name, name)
+            assert shown.keys() == rows.keys(), (path.name, name)
+            for sop, values in shown.items():
+                assert all(same_reading(a, b) for a, b in zip(values, rows[sop])) and len(values) == len(rows[sop]), \
+                    (path.name, name, sop, values, rows[sop])
         for stage in range(len(forward.stages)):
             decoded = forward.decode_residual(stage)
             for name, values in decoded.items():

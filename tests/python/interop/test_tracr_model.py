@@ -341,6 +341,9 @@ def test_apply_has_the_fields_of_a_real_tracr_model(name):
                 assert all((np.asarray(x)[0, :, future] == -1e30).all() for x in out.attn_logits)
         assert np.asarray(a.unembedded).dtype.kind == np.asarray(b.unembedded).dtype.kind
         assert a.decoded[0] == b.decoded[0] == "BOS"
+        # Printed in a notebook, raspc's objects say what they hold.
+        assert repr(a).startswith(f"<raspc TracrOutput decoded={a.decoded!r}, fields ")
+        assert repr(ours.output_encoder).startswith(("<raspc CategoricalEncoder of ", "<raspc NumericalEncoder reading "))
         expected = rasp.evaluate(program, tokens[1:])
         assert_same_outputs(a.decoded[1:], expected, tokens)
         if all(same(t, e) for t, e in zip(b.decoded[1:], expected)):
