@@ -238,8 +238,7 @@ std::string describe_output(const Model& model) {
 
 using nlohmann::json;
 
-// Whether every input token is one character, so "aab" can be split into characters.
-static bool single_character_inputs(const Model& model) {
+bool single_character_inputs(const Model& model) {
   for (int id : input_vocabulary(model)) {
     const std::string& t = model.vocab[size_t(id)];
     size_t length = 0;

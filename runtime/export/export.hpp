@@ -78,6 +78,9 @@ std::string join_path(const std::string& folder, const std::string& file);
 // or also written together when every input token is one character ("aab"); BOS prepended. The hf
 // and tlens exports ship it.
 nlohmann::json tokenizer_json(const Model& model);
+// Whether every input token is one character, so "aab" can be split into characters (the
+// tokenizer does; the model card's example writes its input so).
+bool single_character_inputs(const Model& model);
 nlohmann::json tokenizer_config_json(const Model& model);
 
 // The writers, called by export_model after the refusal check; a folder format's writer writes
