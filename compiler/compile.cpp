@@ -21,6 +21,12 @@ std::string mostly_undefined_warning(const CompileReport& report) {
          std::to_string(total - undefined) + " only";
 }
 
+std::string causal_header_warning(std::optional<bool> header_causal, Mode mode) {
+  if (mode != Mode::Causal || header_causal != false) return "";
+  return "the header says `causal: no`, but the program is compiled causally: a selector then sees only earlier "
+         "keys, so the program computes something else than its header describes";
+}
+
 nlohmann::json report_json(const CompileReport& r) {
   const auto text = [](const std::string& t) { return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t); };
   nlohmann::json j;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,10 @@ nlohmann::json report_json(const CompileReport& report);
 // UNDEFINED ON 28 OF THE 30 INPUTS CHECKED (93%): ..." (the CLI prints it as a warning, Python
 // issues it as a raspc.RaspcWarning); empty where it is defined on at least half of them.
 std::string mostly_undefined_warning(const CompileReport& report);
+
+// What to say where the program's header says `causal: no` but it is compiled causally (the CLI
+// prints it as a warning, Python issues it as a raspc.RaspcWarning); empty otherwise.
+std::string causal_header_warning(std::optional<bool> header_causal, Mode mode);
 
 CompileResult compile_program(const Program& program, const CompileOptions& options);
 

@@ -92,9 +92,9 @@ void add_compile_command(CLI::App& app) {
     if (options.vocab.empty())
       fail_file(args->file, "no vocabulary: give --vocab, or a `# vocab: ...` line at the top of the program");
     check_compile_limits(args->max_len, args->verify_len, args->samples, {"--max-len", "--verify-len", "--samples"});
-    if (args->causal && header.causal == false)
-      std::cerr << args->file << ": warning: the header says `causal: no`, but --causal is given: a selector then sees "
-                                 "only earlier keys, so the program computes something else than its header describes\n";
+    if (const std::string warning = causal_header_warning(header.causal, args->causal ? Mode::Causal : Mode::Bidirectional);
+        !warning.empty())
+      std::cerr << args->file << ": warning: " << warning << " (--causal)\n";
     if (!(args->max_parameters >= 0) || args->max_parameters > 1e15)
       fail_file("--max-parameters", "must be from 0 to 1e15, not " + std::to_string(args->max_parameters));
     options.max_parameters = size_t(args->max_parameters);

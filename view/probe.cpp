@@ -17,7 +17,7 @@ namespace raspc {
 
 namespace {
 
-// One s-op's values on every sampled position, as class numbers, and which half each position is in.
+// One s-op's values on every sampled position, as class numbers (the value's text numbered as seen).
 struct Labels {
   std::string sop;
   NodeId id = -1;

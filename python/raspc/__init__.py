@@ -8,6 +8,9 @@ extension module); this package only converts between them and Python::
     raspc.evaluate(program, [3, 1, 2])            # [1, 2, 3], exact
     model = raspc.compile(program, max_len=8)     # verified GPT-2
     model.run([3, 1, 2])                          # [1, 2, 3]
+
+(Over 500 lines, as one file on purpose: the package's whole public surface -- Program, compile,
+Model, Forward, View -- with the docstrings that are its reference, read in one place.)
 """
 
 from __future__ import annotations

@@ -220,7 +220,16 @@ CompileOptions compile_options(const PyProgram& program, const py::handle& vocab
   return options;
 }
 
+// A raspc.RaspcWarning with the CLI's warning text, pointing at the caller's line.
+void warn(const PyProgram& program, const std::string& warning) {
+  const py::object category = py::module_::import("raspc.errors").attr("RaspcWarning");
+  const std::string message = program.source->name + ": warning: " + warning;
+  if (PyErr_WarnEx(category.ptr(), message.c_str(), 2) != 0) throw py::error_already_set();  // warnings as errors
+}
+
 std::shared_ptr<PyModel> compile(const PyProgram& program, const CompileOptions& options) {
+  if (const std::string warning = causal_header_warning(program.header.causal, options.mode); !warning.empty())
+    warn(program, warning + " (causal=True)");
   CompileResult result;
   try {
     py::gil_scoped_release release;
@@ -243,11 +252,7 @@ std::shared_ptr<PyModel> compile(const PyProgram& program, const CompileOptions&
     }
   }
   // As the CLI warns: a program undefined on most inputs was verified on the few others only.
-  if (const std::string warning = mostly_undefined_warning(r); !warning.empty()) {
-    const py::object category = py::module_::import("raspc.errors").attr("RaspcWarning");
-    const std::string message = program.source->name + ": warning: " + warning;
-    if (PyErr_WarnEx(category.ptr(), message.c_str(), 2) != 0) throw py::error_already_set();  // warnings as errors
-  }
+  if (const std::string warning = mostly_undefined_warning(r); !warning.empty()) warn(program, warning);
   auto model = std::make_shared<PyModel>();
   model->model = std::move(result.model);
   model->report = result.report;

@@ -56,8 +56,8 @@ TEST_CASE("messages: --causal on a program whose header says causal: no warns") 
   Result r = raspc_cli("compile programs/hist.rasp --max-len 3 --causal");
   CHECK(r.code == 0);
   CHECK(r.err ==
-        "programs/hist.rasp: warning: the header says `causal: no`, but --causal is given: a selector then sees only "
-        "earlier keys, so the program computes something else than its header describes\n");
+        "programs/hist.rasp: warning: the header says `causal: no`, but the program is compiled causally: a selector "
+        "then sees only earlier keys, so the program computes something else than its header describes (--causal)\n");
   Result fine = raspc_cli("compile programs/aab.rasp --max-len 3 --causal");
   CHECK(fine.err == "");
 }

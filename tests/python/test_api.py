@@ -431,6 +431,20 @@ def test_a_program_undefined_on_most_inputs_warns_as_the_cli_does():
         raspc.compile(raspc.Program.from_file(PROGRAMS / "hist.rasp"), max_len=3)
 
 
+def test_causal_on_a_program_whose_header_says_causal_no_warns_as_the_cli_does():
+    hist = raspc.Program.from_file(PROGRAMS / "hist.rasp")
+    with pytest.warns(raspc.RaspcWarning) as caught:
+        raspc.compile(hist, max_len=3, causal=True)
+    assert [str(w.message) for w in caught] == [
+        f"{hist.filename}: warning: the header says `causal: no`, but the program is compiled causally: a selector "
+        "then sees only earlier keys, so the program computes something else than its header describes (causal=True)"]
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a causal program's header, or the header's own mode, says nothing
+        raspc.compile(raspc.Program.from_file(PROGRAMS / "aab.rasp"), max_len=3, causal=True)
+        raspc.compile(hist, max_len=3)
+
+
 def test_ctrl_c_stops_a_long_compile():
     # A verification of millions of inputs, interrupted after half a second as Ctrl-C (or a
     # notebook's stop button) would: the compile ends with KeyboardInterrupt instead of running on.
