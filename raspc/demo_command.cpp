@@ -17,7 +17,9 @@
 #include "runtime/flops.hpp"
 #include "runtime/handset_aab.hpp"
 #include "runtime/inspect.hpp"
+#include "runtime/model_report.hpp"
 #include "runtime/residual_trace.hpp"
+#include "runtime/safetensors.hpp"
 #include "view/html_view.hpp"
 #include "support/diagnostics.hpp"
 #include "support/number_text.hpp"
@@ -47,35 +49,28 @@ AabScore score_aab(Backend& backend, const Model& model) {
   return score;
 }
 
-std::string completions(Backend& backend, const Model& model) {
-  std::ostringstream out;
-  for (const std::string prompt : {"a", "aa", "aab", "aaba", "b"}) {
-    std::vector<int> ids;
-    for (char c : prompt) ids.push_back(model.token_id(std::string(1, c)));
-    std::vector<int> generated = generate_greedy(backend, model, ids, 9);
-    out << "  " << prompt << " -> " << prompt;
-    for (int t : generated) out << model.vocab[size_t(t)];
-    out << "\n";
-  }
-  return out.str();
-}
-
-std::string first_completion(Backend& backend, const Model& model) {
-  std::string text = "a";
-  for (int t : generate_greedy(backend, model, {model.token_id("a")}, 9)) text += model.vocab[size_t(t)];
+// The prompt and 9 tokens greedily after it.
+std::string completion(Backend& backend, const Model& model, const std::string& prompt) {
+  std::vector<int> ids;
+  for (char c : prompt) ids.push_back(model.token_id(std::string(1, c)));
+  std::string text = prompt;
+  for (int t : generate_greedy(backend, model, ids, 9)) text += model.vocab[size_t(t)];
   return text;
 }
 
-// The model's one-line shape: "1 layer, 1 head, n_embd 8, no MLP, no LayerNorm, GELU, causal".
+std::string completions(Backend& backend, const Model& model) {
+  std::ostringstream out;
+  for (const std::string prompt : {"a", "aa", "aab", "aaba", "b"})
+    out << "  " << prompt << " -> " << completion(backend, model, prompt) << "\n";
+  return out.str();
+}
+
+// The model's shape as every command describes a config, with its parameters and FLOPs per token.
 std::string shape(const Model& model) {
   const ModelConfig& c = model.config;
-  std::ostringstream out;
-  out << c.n_layer << " layer" << (c.n_layer == 1 ? "" : "s") << ", " << c.n_head << " head" << (c.n_head == 1 ? "" : "s")
-      << ", n_embd " << c.n_embd << ", " << (c.n_inner ? "MLP " + std::to_string(c.n_inner) : std::string("no MLP")) << ", "
-      << (c.layer_norm ? "LayerNorm" : "no LayerNorm") << (c.n_inner ? c.activation == Activation::Gelu ? ", GELU" : ", ReLU" : "")
-      << "; " << with_commas(double(parameter_count(c))) << " parameters, "
-      << with_commas(flops_per_token(c, c.n_positions)) << " FLOPs per token at " << c.n_positions << " positions";
-  return out.str();
+  return describe_config(config_to_json(c)) + "; " + with_commas(double(parameter_count(c))) + " parameters, " +
+         with_commas(flops_per_token(c, c.n_positions)) + " FLOPs per token at " + std::to_string(c.n_positions) +
+         " positions";
 }
 
 // Where each line of the program is in the compiled model (its placement metadata): the s-ops each
@@ -99,9 +94,7 @@ std::string where_the_program_is(const Model& model) {
                }()
             << ". docs/compiler.md, \"MLPs\".\n";
     }
-  std::vector<bool> bookkeeping(model.residual_labels.size(), true);
-  for (const SopPlacement& sop : placement.sops)
-    for (int d : sop.dims) bookkeeping[size_t(d)] = false;
+  const std::vector<bool> bookkeeping = bookkeeping_dimensions(placement, model.config.n_embd);
   std::string values, kept;
   for (size_t d = 0; d < model.residual_labels.size(); ++d)
     if (!model.residual_labels[d].empty())
@@ -194,8 +187,8 @@ void add_demo_command(CLI::App& app) {
                   with_commas(double(parameter_count(model.config))).c_str(),
                   with_commas(flops_per_token(handset.config, handset.config.n_positions)).c_str(),
                   with_commas(flops_per_token(model.config, model.config.n_positions)).c_str(), handset_score.correct,
-                  handset_score.total, score.correct, score.total, first_completion(*handset_backend, handset).c_str(),
-                  first_completion(*backend, model).c_str());
+                  handset_score.total, score.correct, score.total, completion(*handset_backend, handset, "a").c_str(),
+                  completion(*backend, model, "a").c_str());
     std::cout << table
               << "  The first completions differ at one token: after a single \"a\" the hand-set model says \"b\"\n"
                  "  (its head weighs the tokens it sees, and at the first position it sees only that \"a\"), the\n"

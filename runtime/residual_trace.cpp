@@ -130,6 +130,14 @@ std::vector<std::string> shown_labels(std::vector<std::string> labels, const Mod
   return labels;
 }
 
+std::vector<bool> bookkeeping_dimensions(const ModelPlacement& placement, int n_embd) {
+  if (placement.sops.empty()) return {};
+  std::vector<bool> bookkeeping(size_t(n_embd), true);
+  for (const SopPlacement& sop : placement.sops)
+    for (int d : sop.dims) bookkeeping[size_t(d)] = false;
+  return bookkeeping;
+}
+
 ModelPlacement read_placement(const Model& model) {
   ModelPlacement placement;
   const nlohmann::json& meta = model.metadata;

@@ -63,6 +63,11 @@ struct ModelPlacement {
   std::vector<std::vector<HeadPlacement>> heads;  // by layer; empty when the file has none
 };
 
+// By residual dimension (n_embd of them): whether it holds no s-op's value, the bookkeeping a
+// GPT-2 needs (`one`, `bos`, `pad`, `zero`, `anchor`, position numbers, unused); empty where the
+// placement is (a trained model: every dimension is its own).
+std::vector<bool> bookkeeping_dimensions(const ModelPlacement& placement, int n_embd);
+
 // The placement in the model's metadata; empty when it has none. Metadata that is malformed (a
 // dimension outside n_embd, a stage past the last) is a UserError naming what is wrong.
 ModelPlacement read_placement(const Model& model);

@@ -33,11 +33,15 @@ std::string colour(double v, double scale, bool linear) {
   return text;
 }
 
-size_t code_points(const std::string& text) {
-  size_t n = 0;
-  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
+// Where each UTF-8 code point of `text` begins.
+std::vector<size_t> code_point_starts(const std::string& text) {
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < text.size(); ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
+  return starts;
 }
+
+size_t code_points(const std::string& text) { return code_point_starts(text).size(); }
 
 size_t longest(const std::vector<std::string>& labels) {
   size_t n = 0;
@@ -48,10 +52,8 @@ size_t longest(const std::vector<std::string>& labels) {
 // At most kLabel code points of a label: its start and its end, the middle elided ("sort(tokens,
 // t…step 1 of 3:True"), since labels that differ (the parts of one call, its values) differ at the end.
 std::string shorten(const std::string& label) {
-  if (code_points(label) <= kLabel) return label;
-  std::vector<size_t> starts;
-  for (size_t i = 0; i < label.size(); ++i)
-    if ((static_cast<unsigned char>(label[i]) & 0xC0) != 0x80) starts.push_back(i);
+  const std::vector<size_t> starts = code_point_starts(label);
+  if (starts.size() <= kLabel) return label;
   const size_t head = kLabel / 2 - 3, tail = kLabel - head - 1;
   return label.substr(0, starts[head]) + "…" + label.substr(starts[starts.size() - tail]);
 }
@@ -164,9 +166,7 @@ std::string exact_number(double v) {
 }
 
 std::string cut_to(const std::string& text, size_t columns) {
-  std::vector<size_t> starts;  // where each code point begins
-  for (size_t i = 0; i < text.size(); ++i)
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
+  const std::vector<size_t> starts = code_point_starts(text);
   if (starts.size() <= columns) return text;
   return text.substr(0, starts[columns - 1]) + "…";
 }

@@ -176,12 +176,13 @@ struct Page {
   std::vector<std::string> positions;     // "BOS", "0 a", "1 b", ...
 
   Page(const Model& m, const ForwardResult& r, const ResidualTrace& t)
-      : model(m), result(r), trace(t), labels(shown_labels(numbered_residual_labels(m), t.placement)) {
+      : model(m),
+        result(r),
+        trace(t),
+        labels(shown_labels(numbered_residual_labels(m), t.placement)),
+        bookkeeping(bookkeeping_dimensions(t.placement, m.config.n_embd)) {
     for (int p = 0; p < int(t.tokens.size()); ++p) positions.push_back(position_label(t, p));
-    if (t.placement.sops.empty()) return;
-    bookkeeping.assign(labels.size(), true);
-    for (const SopPlacement& sop : t.placement.sops)
-      for (int d : sop.dims) bookkeeping[size_t(d)] = false;
+    if (bookkeeping.empty()) return;  // a trained model: no dimension is bookkeeping
     std::set<std::string> values;
     for (size_t d = 0; d < labels.size(); ++d) (bookkeeping[d] ? bookkeeping_labels : values).insert(labels[d]);
     for (const std::string& label : values) bookkeeping_labels.erase(label);  // an s-op named `one` stays
@@ -221,11 +222,10 @@ std::string head_caption(const Page& page, int layer, int head) {
   const std::string name = "<code>" + head_name(layer, head) + "</code>";
   if (page.trace.placement.heads.empty() || page.padding(layer, head)) return name;
   const HeadPlacement& h = page.trace.placement.heads[size_t(layer)][size_t(head)];
+  const std::string how = construction_sentence(h.construction);
   return name + ": <code>" + html_escape(h.selector.text) + "</code> <span class=\"where\">from " +
          html_escape(h.selector.at) + ", computes " + html_escape(h.shown) + " (" + html_escape(h.kind) + ")</span>" +
-         (construction_sentence(h.construction).empty()
-              ? ""
-              : "<div class=\"construction\">" + html_escape(construction_sentence(h.construction)) + "</div>");
+         (how.empty() ? "" : "<div class=\"construction\">" + html_escape(how) + "</div>");
 }
 
 // A block's heads: those that compute something, then the padding ones folded away.
@@ -234,8 +234,9 @@ std::string heads_of_block(const Page& page, int layer, Draw draw) {
   std::string shown, folded;
   std::vector<int> padding;
   for (int h = 0; h < page.model.config.n_head; ++h) {
-    (page.padding(layer, h) ? folded : shown) += draw(h);
-    if (page.padding(layer, h)) padding.push_back(h);
+    const bool pad = page.padding(layer, h);
+    (pad ? folded : shown) += draw(h);
+    if (pad) padding.push_back(h);
   }
   if (padding.empty()) return shown;
   const std::string which = padding.size() == 1 ? "head " + std::to_string(padding[0])

@@ -322,7 +322,7 @@ class Forward:
         """The residual stages by their TransformerLens hooks, as ``run --trace`` and ``view`` name
         them: "blocks.0.hook_resid_pre" (the embedding), "blocks.0.hook_resid_mid" (after block 0's
         attention), "blocks.0.hook_resid_post" (after its MLP), "blocks.1.hook_resid_mid", ..."""
-        return self.model._native.stage_names()
+        return self.model.stages
 
     def decode_residual(self, stage: Union[int, str]) -> dict[str, list]:
         """The s-op values the residual stream holds after ``stage`` (an index into ``stages``

@@ -728,6 +728,8 @@ ENTRY = {
     "run device": lambda v: model.run("ab", device=v),
     "forward": lambda v: model.forward(v),
     "forward capture": lambda v: model.forward("ab", capture=v),
+    "run_with_cache": lambda v: model.run_with_cache(v),
+    "run_with_cache device": lambda v: model.run_with_cache("ab", device=v),
     "decode_residual": lambda v: model.decode_residual("ab", v),
     "decode_stream residual": lambda v: model._native.decode_stream(v, [0, 1, 2]),
     "decode_stream ids": lambda v: model._native.decode_stream(model.forward("ab").residual, v),
@@ -752,7 +754,7 @@ for value in HOSTILE:
 
 def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path):
     entries = [line.split('"')[1] for line in HOSTILE_SCRIPT.splitlines() if line.startswith('    "')]
-    assert len(entries) == 30
+    assert len(entries) == 32
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE_SCRIPT)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
