@@ -166,6 +166,16 @@ CALLS = [
     lambda b: MODEL._native.decode_stream(argument(b, lambda: FORWARD.residual), argument(b, lambda: FORWARD._ids)),
     lambda b: raspc.compile(raspc.parse(WORDS[b.byte() % len(WORDS)]), vocab=argument(b, ["a", "b"]),
                             max_len=argument(b, lambda: b.byte() % 4 + 1), causal=argument(b, False)),
+    lambda b: MODEL.patch(argument(b, lambda: tokens_value(b)), argument(b, lambda: tokens_value(b)),
+                          argument(b, lambda: ["hist", "tokens", "hits"][b.byte() % 3])),
+    lambda b: MODEL.ablate(argument(b, lambda: tokens_value(b)), argument(b, lambda: ["a0.0", "m0", "a3.1"][b.byte() % 3]),
+                           argument(b, lambda: ["zero", "mean", "bos"][b.byte() % 3]),
+                           mean_over=argument(b, lambda: b.byte() % 5 + 1), seed=argument(b, 0)),
+    lambda b: raspc.circuits.score(argument(b, lambda: [["a0.0", ("embed", "a0.0", "q")], {("m0", "unembed"): 0.5},
+                                                        ["m0", ("embed", "m0")]][b.byte() % 3]),
+                                   argument(b, lambda: MODEL.circuit())),
+    lambda b: MODEL.verify_interventions(argument(b, lambda: b.byte() % 4 + 1), max_len=argument(b, None),
+                                         seed=argument(b, 0)),
 ]
 
 

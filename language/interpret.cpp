@@ -196,8 +196,22 @@ const std::vector<Value>& Interpreter::last_value(NodeId id) const {
   return sop_[size_t(id)];
 }
 
+void Interpreter::set_override(NodeId id, std::vector<Value> values) {
+  if (id < 0 || size_t(id) >= program_.nodes.size() || program_.node(id).is_selector())
+    throw std::logic_error("Interpreter::set_override: node " + std::to_string(id) + " is not an s-op");
+  overrides_[id] = std::move(values);
+}
+
 void Interpreter::evaluate(NodeId id, const std::vector<Value>& input, int n) {
   const Node& node = program_.node(id);
+  if (auto it = overrides_.empty() ? overrides_.end() : overrides_.find(id); it != overrides_.end()) {
+    if (it->second.size() != size_t(n))
+      throw std::logic_error("Interpreter: an override of " + std::to_string(it->second.size()) +
+                             " values on an input of length " + std::to_string(n));
+    sop_[size_t(id)] = it->second;
+    evaluated_[size_t(id)] = 1;
+    return;
+  }
   const bool causal = mode_ == Mode::Causal;
   switch (node.kind) {
     case NodeKind::Tokens:

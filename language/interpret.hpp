@@ -5,6 +5,7 @@
 // order is precomputed, buffers are reused between runs).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ class Interpreter {
   Interpreter(const Program& program, Mode mode);
   // The program's output at every position. With `trace`, every node's value too.
   std::vector<Value> run(const std::vector<Value>& input, Trace* trace = nullptr);
+  // Interventions (raspc patch): from the next run on, s-op `id` takes `values` (one per position,
+  // as many as the input has) instead of what it computes, and everything after it computes from
+  // them. A run whose input has another length is a logic_error.
+  void set_override(NodeId id, std::vector<Value> values);
+  void clear_overrides() { overrides_.clear(); }
   // The value of any node (an s-op) on the input, for the compiler's diagnostics.
   const std::vector<Value>& last_value(NodeId id) const;
 
@@ -43,6 +49,7 @@ class Interpreter {
   std::vector<std::vector<uint8_t>> selector_; // reused buffers
   std::vector<NodeId> unneeded_;               // the other nodes, evaluated only for a Trace
   std::vector<uint8_t> evaluated_;             // by NodeId: holds a value from the last run
+  std::map<NodeId, std::vector<Value>> overrides_;
 
   void evaluate(NodeId id, const std::vector<Value>& input, int n);
   void evaluate_elementwise(const Node& node, std::vector<Value>& out, int n);

@@ -18,5 +18,8 @@ void add_compare_command(CLI::App& app);   // raspc/compare_command.cpp
 void add_bench_command(CLI::App& app);     // raspc/bench_command.cpp
 void add_export_command(CLI::App& app);    // raspc/export_command.cpp
 void add_view_command(CLI::App& app);      // raspc/view_command.cpp
+void add_circuit_command(CLI::App& app);   // raspc/circuit_command.cpp
+void add_patch_command(CLI::App& app);     // raspc/patch_command.cpp
+void add_verify_interventions_command(CLI::App& app);  // raspc/verify_interventions_command.cpp
 
 }  // namespace raspc

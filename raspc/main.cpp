@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   raspc::add_inspect_command(app);
   raspc::add_export_command(app);
   raspc::add_view_command(app);
+  raspc::add_circuit_command(app);
+  raspc::add_patch_command(app);
+  raspc::add_verify_interventions_command(app);
   raspc::add_demo_command(app);
   raspc::add_train_command(app);
   raspc::add_compare_command(app);

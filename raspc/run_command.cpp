@@ -12,7 +12,7 @@
 #include "runtime/model_output.hpp"
 #include "runtime/residual_trace.hpp"
 #include "runtime/safetensors.hpp"
-#include "view/program_check.hpp"
+#include "circuit/program_check.hpp"
 #include "support/diagnostics.hpp"
 #include "support/utf8.hpp"
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include <Eigen/Core>
@@ -154,6 +155,73 @@ double unembed_forward(float* logits, const float* x, const float* wte, int N, i
   return 2.0 * N * C * V;
 }
 
+// --- interventions ---------------------------------------------------------------------------------
+
+namespace {
+
+// Every edit inside the model and its values the size it names; a caller's mistake otherwise.
+void check_interventions(const Interventions& edits, const ModelConfig& cfg, int B, int T) {
+  const int L = cfg.n_layer, C = cfg.n_embd, d = cfg.d_head();
+  auto check = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("Interventions: " + what);
+  };
+  for (const ResidualPatch& p : edits.residual) {
+    check(p.stage >= 0 && p.stage <= 2 * L, "a residual stage outside the model");
+    for (int dim : p.dims) check(dim >= 0 && dim < C, "a residual dimension outside n_embd");
+    check(p.values.size() >= size_t(p.per_sequence ? B : 1) * T * p.dims.size(),
+          "fewer residual values than (sequences x) positions x dims");
+  }
+  for (const HeadPatch& p : edits.heads) {
+    check(p.layer >= 0 && p.layer < L && p.head >= 0 && p.head < cfg.n_head, "a head outside the model");
+    check(p.edit != HeadEdit::Replace || p.values.size() >= size_t(T) * d, "fewer head values than positions x d_head");
+  }
+  for (const MlpPatch& p : edits.mlps) {
+    check(p.layer >= 0 && p.layer < L && cfg.n_inner > 0, "an MLP outside the model");
+    check(p.values.empty() || p.values.size() >= size_t(T) * C, "fewer MLP values than positions x n_embd");
+  }
+}
+
+void patch_residual(float* x, const Interventions& edits, int stage, const ForwardResult& r) {
+  const int C = r.n_embd, T = r.time;
+  for (const ResidualPatch& p : edits.residual) {
+    if (p.stage != stage) continue;
+    const size_t D = p.dims.size();
+    for (int b = 0; b < r.batch; ++b) {
+      const float* table = p.values.data() + (p.per_sequence ? size_t(b) * T * D : 0);  // (T,D)
+      for (int t = 0; t < r.lengths[b]; ++t)
+        for (size_t k = 0; k < D; ++k) x[(size_t(b) * T + t) * C + p.dims[k]] = table[size_t(t) * D + k];
+    }
+  }
+}
+
+// att_out (B,T,C) heads side by side; qkv (B,T,3C) for BOS's value.
+void patch_heads(float* att_out, const float* qkv, const Interventions& edits, int layer, const ForwardResult& r) {
+  const int C = r.n_embd, T = r.time, d = C / r.n_head;
+  for (const HeadPatch& p : edits.heads) {
+    if (p.layer != layer) continue;
+    for (int b = 0; b < r.batch; ++b)
+      for (int t = 0; t < r.lengths[b]; ++t) {
+        float* z = att_out + (size_t(b) * T + t) * C + size_t(p.head) * d;
+        const float* bos_value = qkv + size_t(b) * T * 3 * C + 2 * C + size_t(p.head) * d;
+        for (int j = 0; j < d; ++j)
+          z[j] = p.edit == HeadEdit::Zero ? 0.0f : p.edit == HeadEdit::Bos ? bos_value[j] : p.values[size_t(t) * d + j];
+      }
+  }
+}
+
+void patch_mlp(float* out, const Interventions& edits, int layer, const ForwardResult& r) {
+  const int C = r.n_embd, T = r.time;
+  for (const MlpPatch& p : edits.mlps) {
+    if (p.layer != layer) continue;
+    for (int b = 0; b < r.batch; ++b)
+      for (int t = 0; t < r.lengths[b]; ++t)
+        for (int c = 0; c < C; ++c)
+          out[(size_t(b) * T + t) * C + c] = p.values.empty() ? 0.0f : p.values[size_t(t) * C + c];
+  }
+}
+
+}  // namespace
+
 // --- the batched forward ------------------------------------------------------------------------
 
 ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options) {
@@ -191,9 +259,18 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
     result.scores.assign(size_t(B) * L * NH * T * T, 0.0f);
     layer_scores.resize(size_t(B) * NH * T * T);
   }
+  if (options.capture_outputs) {
+    result.z.assign(size_t(B) * L * T * C, 0.0f);
+    result.mlp_out.assign(size_t(B) * L * T * C, 0.0f);
+  }
+  const Interventions* edits = options.interventions && !options.interventions->empty() ? options.interventions : nullptr;
+  if (edits) check_interventions(*edits, cfg, B, T);
   auto capture_residual = [&](int stage) {
+    if (edits) patch_residual(x, *edits, stage, result);
     if (options.capture_residual) capture_residual_stage(result, x, stage);
   };
+  // (B,L,T,C) views of one layer's rows for sequence b.
+  auto layer_rows = [&](std::vector<float>& all, int b, int l) { return all.data() + (size_t(b) * L + l) * T * C; };
 
   double flops = encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, int(N), C);
   capture_residual(0);
@@ -207,6 +284,9 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
     flops += matmul_forward(qkv, in, lw.attn_w, lw.attn_b, int(N), C, 3 * C);
     flops += attention_forward(att_out, att, qkv, result.lengths.data(), B, T, C, NH, cfg.causal,
                                options.capture_scores ? layer_scores.data() : nullptr);
+    if (edits) patch_heads(att_out, qkv, *edits, l, result);
+    if (options.capture_outputs)
+      for (int b = 0; b < B; ++b) std::copy_n(att_out + size_t(b) * T * C, size_t(T) * C, layer_rows(result.z, b, l));
     flops += matmul_residual_forward(x, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
     capture_residual(2 * l + 1);
     for (int b = 0; b < B; ++b) {
@@ -223,7 +303,17 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
       flops += matmul_forward(fc, in, lw.fc_w, lw.fc_b, int(N), C, I);
       const size_t n = N * size_t(I);
       flops += cfg.activation == Activation::Gelu ? gelu_forward(act, fc, n) : relu_forward(act, fc, n);
-      flops += matmul_residual_forward(x, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
+      if (edits || options.capture_outputs) {
+        // The MLP's output on its own (hook_mlp_out), then added: the fused product cannot be edited.
+        float* out = ln;  // (B,T,C): free again once fc is computed
+        flops += matmul_forward(out, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
+        if (edits) patch_mlp(out, *edits, l, result);
+        if (options.capture_outputs)
+          for (int b = 0; b < B; ++b) std::copy_n(out + size_t(b) * T * C, size_t(T) * C, layer_rows(result.mlp_out, b, l));
+        flops += residual_forward(x, out, N * size_t(C));
+      } else {
+        flops += matmul_residual_forward(x, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
+      }
     }
     capture_residual(2 * l + 2);
   }

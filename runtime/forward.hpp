@@ -13,6 +13,38 @@ namespace raspc {
 enum class Device { Cpu, Cuda };
 Device parse_device(const std::string& name);  // "cpu" | "cuda"; anything else is a UserError
 
+// Edits of a forward's activations, at the places TransformerLens users hook (raspc patch,
+// verify-interventions, Python's Model.patch): applied to every sequence of the batch, at every
+// position below its length. CPU only: the CUDA backend refuses them (a UserError).
+struct ResidualPatch {  // the residual stream after `stage` (stage_name: blocks.L.hook_resid_*)
+  int stage = 0;
+  std::vector<int> dims;
+  // (T, dims.size()) [position][k]: dims[k] set to it in every sequence; with per_sequence,
+  // (B, T, dims.size()), one table a sequence of the batch (T the batch's padded length).
+  std::vector<float> values;
+  bool per_sequence = false;
+};
+enum class HeadEdit {
+  Zero,     // blocks.L.attn.hook_z[:, :, head] = 0
+  Replace,  // hook_z[:, :, head] = values (T, d_head): a mean ablation's means
+  Bos,      // the head attends to BOS alone (position 0) at every query: hook_z = BOS's value
+};
+struct HeadPatch {
+  int layer = 0, head = 0;
+  HeadEdit edit = HeadEdit::Zero;
+  std::vector<float> values;  // Replace: (T, d_head)
+};
+struct MlpPatch {  // blocks.L.hook_mlp_out, the MLP's output with c_proj's bias
+  int layer = 0;
+  std::vector<float> values;  // (T, C); empty: zero
+};
+struct Interventions {
+  std::vector<ResidualPatch> residual;
+  std::vector<HeadPatch> heads;
+  std::vector<MlpPatch> mlps;
+  bool empty() const { return residual.empty() && heads.empty() && mlps.empty(); }
+};
+
 struct ForwardOptions {
   bool capture_residual = false;   // the residual stream after every sub-layer
   bool capture_attention = false;  // every head's attention pattern
@@ -23,6 +55,10 @@ struct ForwardOptions {
   // CPU only: count the floating-point operations the forward performs (ForwardResult::flops),
   // to check the analytic count of runtime/flops.hpp. Padded positions cost as much as real ones.
   bool count_flops = false;
+  // CPU only: every head's output before W_O (ForwardResult::z) and every MLP's output
+  // (ForwardResult::mlp_out), what a mean ablation averages.
+  bool capture_outputs = false;
+  const Interventions* interventions = nullptr;  // CPU only; null or empty: none
 };
 
 // Results for a batch of B sequences padded to T = the longest length. Padded positions are
@@ -37,6 +73,10 @@ struct ForwardResult {
   std::vector<float> attention;  // (B,L,H,T,T) [query][key]; empty unless capture_attention
   std::vector<float> scores;     // (B,L,H,T,T) [query][key]; empty unless capture_scores
   std::vector<float> final;      // (B,T,C); empty unless capture_final
+  // (B,L,T,C): blocks.l.attn.hook_z, heads side by side (d_head columns each); empty unless
+  // capture_outputs.
+  std::vector<float> z;
+  std::vector<float> mlp_out;    // (B,L,T,C): blocks.l.hook_mlp_out; empty unless capture_outputs
   double flops = 0;              // with ForwardOptions::count_flops (CPU), else 0
 
   const float* logits_at(int b, int t) const { return logits.data() + (size_t(b) * time + t) * vocab; }

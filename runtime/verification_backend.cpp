@@ -423,7 +423,9 @@ double VerificationBackend::sequence_flops(int tokens) const {
 
 ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options) {
   using namespace verification_plan;
-  if (options.capture_attention || options.capture_scores || options.capture_final || options.count_flops) return dense_.forward(batch, options);
+  if (options.capture_attention || options.capture_scores || options.capture_final || options.count_flops ||
+      options.capture_outputs || options.interventions)
+    return dense_.forward(batch, options);
   const ModelConfig& cfg = model_.config;
   const ParameterViews& w = model_.w;
   Plan& plan = *plan_;

@@ -12,7 +12,8 @@
 #include "runtime/model_report.hpp"
 #include "runtime/safetensors.hpp"
 #include "view/heatmap.hpp"
-#include "view/program_check.hpp"
+#include "circuit/circuit.hpp"
+#include "circuit/program_check.hpp"
 
 namespace raspc {
 
@@ -84,18 +85,53 @@ std::string position_label(const ResidualTrace& trace, int t) {
 }
 
 
-// One column a stage, the s-ops it completes stacked in it, an arrow from each s-op it reads.
-std::string graph_html(const ModelPlacement& placement, int stages) {
+// The graph's arrows, from the circuit (circuit/circuit.hpp, what `raspc circuit` prints): an
+// arrow from s-op a to s-op b where the node computing b reads a's dimensions, by the weights. The
+// node that writes each s-op, as TransformerLens names it, by s-op.
+struct GraphEdges {
+  std::set<std::pair<size_t, size_t>> arrows;
+  std::vector<std::string> writer;
+};
+
+GraphEdges graph_edges(const Model& model, const ModelPlacement& placement) {
+  GraphEdges g;
+  g.writer.assign(placement.sops.size(), "");
+  const Circuit circuit = model_circuit(model);
+  auto overlaps = [](const std::vector<int>& a, const std::vector<int>& b) {
+    return std::any_of(a.begin(), a.end(), [&](int d) { return std::find(b.begin(), b.end(), d) != b.end(); });
+  };
+  // The s-ops a node completes: those of its stage whose dimensions it writes.
+  auto completes = [&](const CircuitNode& node, size_t k) {
+    const SopPlacement& sop = placement.sops[k];
+    const int stage = node.kind == "head" ? 2 * node.layer + 1 : node.kind == "mlp" ? 2 * node.layer + 2 : 0;
+    return node.kind != "unembed" && sop.stage == stage && overlaps(sop.dims, node.dims);
+  };
+  for (const CircuitNode& node : circuit.nodes)
+    for (size_t k = 0; k < placement.sops.size(); ++k)
+      if (completes(node, k) && g.writer[k].empty())
+        g.writer[k] = node.head >= 0 ? node.hook + "[" + std::to_string(node.head) + "]" : node.hook;
+  for (const CircuitEdge& e : circuit.edges) {
+    const CircuitNode& reader = *circuit.node(e.to);
+    for (size_t from = 0; from < placement.sops.size(); ++from) {
+      if (!overlaps(placement.sops[from].dims, e.dims)) continue;
+      for (size_t to = 0; to < placement.sops.size(); ++to)
+        if (to != from && completes(reader, to)) g.arrows.insert({from, to});
+    }
+  }
+  return g;
+}
+
+// One column a stage, the s-ops it completes stacked in it, an arrow from each s-op its node reads.
+std::string graph_html(const Model& model, const ModelPlacement& placement, int stages) {
   constexpr int kBoxW = 170, kBoxH = 56, kColumn = 215, kRow = 70, kTop = 30;
   constexpr size_t kLine = 22;  // code points of a name a line of its box holds
   std::vector<int> count(size_t(stages), 0);
   std::vector<std::pair<int, int>> at;  // by s-op: (x, y)
-  std::map<std::string, size_t> by_name;
   for (size_t k = 0; k < placement.sops.size(); ++k) {
     const int s = placement.sops[k].stage;
     at.push_back({10 + s * kColumn, kTop + count[size_t(s)]++ * kRow});
-    if (!by_name.count(placement.sops[k].name)) by_name[placement.sops[k].name] = k;
   }
+  const GraphEdges edges = graph_edges(model, placement);
   const int height = kTop + std::max(1, *std::max_element(count.begin(), count.end())) * kRow + 10;
   const int width = 20 + stages * kColumn;
   std::ostringstream out;
@@ -105,16 +141,13 @@ std::string graph_html(const ModelPlacement& placement, int stages) {
          "orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#888\"/></marker></defs>";
   for (int s = 0; s < stages; ++s)
     out << "<text x=\"" << 10 + s * kColumn << "\" y=\"16\" style=\"font-weight:bold\">" << stage_description(s) << "</text>";
-  for (size_t k = 0; k < placement.sops.size(); ++k)
-    for (const std::string& read : placement.sops[k].reads) {
-      auto it = by_name.find(read);
-      if (it == by_name.end()) continue;
-      const auto [x1, y1] = at[it->second];
-      const auto [x2, y2] = at[k];
-      out << "<path d=\"M" << x1 + kBoxW << "," << y1 + kBoxH / 2 << " C" << x1 + kBoxW + 30 << "," << y1 + kBoxH / 2
-          << " " << x2 - 30 << "," << y2 + kBoxH / 2 << " " << x2 << "," << y2 + kBoxH / 2
-          << "\" fill=\"none\" stroke=\"#999\" marker-end=\"url(#arrow)\"/>";
-    }
+  for (const auto& [from, to] : edges.arrows) {
+    const auto [x1, y1] = at[from];
+    const auto [x2, y2] = at[to];
+    out << "<path class=\"sop-edge\" d=\"M" << x1 + kBoxW << "," << y1 + kBoxH / 2 << " C" << x1 + kBoxW + 30 << ","
+        << y1 + kBoxH / 2 << " " << x2 - 30 << "," << y2 + kBoxH / 2 << " " << x2 << "," << y2 + kBoxH / 2
+        << "\" fill=\"none\" stroke=\"#999\" marker-end=\"url(#arrow)\"/>";
+  }
   for (size_t k = 0; k < placement.sops.size(); ++k) {
     const SopPlacement& sop = placement.sops[k];
     const auto [x, y] = at[k];
@@ -126,7 +159,8 @@ std::string graph_html(const ModelPlacement& placement, int stages) {
         << "\" data-name=\"" << html_escape(sop.name) << "\" data-shown=\"" << html_escape(sop.shown)
         << "\" data-at=\"" << html_escape(sop.source.at)
         << "\" data-line=\"" << html_escape(sop.source.line) << "\"><title>" << html_escape(sop.shown) << " ("
-        << html_escape(sop.kind) << ", " << html_escape(sop.name) << ") " << html_escape(sop.source.at) << "\n"
+        << html_escape(sop.kind) << ", " << html_escape(sop.name) << ") " << html_escape(sop.source.at)
+        << (edges.writer[k].empty() ? "" : ", written by " + html_escape(edges.writer[k])) << "\n"
         << html_escape(sop.source.line) << "</title><rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << kBoxW
         << "\" height=\"" << kBoxH << "\" rx=\"6\"/><text x=\"" << x + 8 << "\" y=\"" << y + 17
         << "\" style=\"font-weight:bold\">" << html_escape(first) << "</text><text x=\"" << x + 8 << "\" y=\"" << y + 31
@@ -404,7 +438,7 @@ std::string render_view_html(const Model& model, const ForwardResult& result, co
     out << "<p class=\"where\">The model keeps no program, so its outputs are not checked.</p>";
   if (placed)
     out << "<h2 id=\"graph\">The program's s-ops, placed</h2><div class=\"scroll\">"
-        << graph_html(trace.placement, trace.stages) << "</div><div id=\"source-panel\">click an s-op to see its source "
+        << graph_html(model, trace.placement, trace.stages) << "</div><div id=\"source-panel\">click an s-op to see its source "
         << "line</div>";
   if (!extras.probes.empty())
     out << "<h2 id=\"probes\">What the residual stream holds: linear probes</h2>" << probes_html(extras.probes);

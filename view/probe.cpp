@@ -11,7 +11,7 @@
 #include "runtime/model_output.hpp"
 #include "runtime/residual_trace.hpp"
 #include "view/heatmap.hpp"
-#include "view/program_check.hpp"
+#include "circuit/program_check.hpp"
 
 namespace raspc {
 

@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence, Union
 # on it); without numpy that fails as "ImportError: initialization failed", so say what is missing.
 import numpy  # noqa: F401
 
-from . import _raspc
+from . import _raspc, circuits
 from .errors import CompileError, FileError, InputError, RaspcError, RaspcWarning, UndefinedError
 
 # An input: a list (or tuple) of tokens, or text in the command line's --input form ("hello", "[3,1,2]").
@@ -210,6 +210,14 @@ def _text(value, name):
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise InputError(f"{name}: error: {value!r} is not valid text (it holds a lone surrogate)") from None
+    return value
+
+
+def _int(value, name, low=0, high=2**31 - 1):
+    """An int argument within what C++ takes (a bool is not one)."""
+    _expect(value, int, name, "an int")
+    if not low <= value <= high:
+        raise InputError(f"{name}: error: must be from {low} to {high}, not {value}")
     return value
 
 
@@ -492,6 +500,37 @@ class Model:
     def describe(self) -> str:
         """What ``raspc inspect`` prints first: config, sizes, vocabulary, labels, metadata."""
         return self._native.describe()
+
+    def circuit(self) -> circuits.Circuit:
+        """The model's circuit (``raspc circuit``): its heads, MLPs and embeddings, what each reads and
+        writes, with TransformerLens's hook names; what a circuit-discovery method should find.
+        ``raspc.circuits.score(found, model.circuit())`` scores what one found."""
+        return circuits.Circuit(self, *_raspc.circuit(self._native))
+
+    def patch(self, tokens: Tokens, source: Tokens, sop: str) -> circuits.Intervention:
+        """Runs the model on ``tokens`` with s-op ``sop``'s residual dimensions patched from its run on
+        ``source`` (the same length), beside the interpreter run with ``sop`` taking its values on
+        ``source`` (``raspc patch --from``)."""
+        return circuits.Intervention(self, _raspc.patch(self._native, _tokens(tokens), _tokens(source),
+                                                        _text(sop, "sop")))
+
+    def ablate(self, tokens: Tokens, node: str, how: str = "zero", *, mean_over: int = 200,
+               seed: int = 0) -> circuits.Intervention:
+        """Runs the model on ``tokens`` with a head ("a0.1") or MLP ("m0") ablated: "zero" (its output
+        set to 0), "mean" (to its mean over ``mean_over`` random inputs of this length) or "bos" (a
+        head attending to BOS alone, as when its selector selects nothing), beside the interpreter's
+        prediction where the program has one (``raspc patch --ablate``)."""
+        return circuits.Intervention(self, _raspc.ablate(self._native, _tokens(tokens), _text(node, "node"),
+                                                         _text(how, "how"), _int(mean_over, "mean_over", 1),
+                                                         _int(seed, "seed", 0, 2**64 - 1)))
+
+    def verify_interventions(self, pairs: int = 200, *, max_len: Optional[int] = None,
+                             seed: int = 0) -> circuits.InterventionReport:
+        """Every s-op's interchange interventions on ``pairs`` random input pairs and every head's and
+        MLP's zero ablation, checked against the interpreter (``raspc verify-interventions``)."""
+        return circuits.InterventionReport(*_raspc.verify_interventions(
+            self._native, _int(pairs, "pairs", 1), 0 if max_len is None else _int(max_len, "max_len", 1),
+            _int(seed, "seed", 0, 2**64 - 1)))
 
     def format_tensor(self, name: str) -> str:
         """One tensor as ``raspc inspect --tensor`` prints it, rows and columns labelled."""

@@ -3,14 +3,19 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
 
+#include "compiler/compile.hpp"
 #include "language/interpret.hpp"
 #include "language/program.hpp"
 #include "language/program_file.hpp"
+#include "runtime/forward.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc::python {
@@ -24,6 +29,35 @@ struct PyProgram {
   std::shared_ptr<const SourceFile> source;
   ProgramHeader header;
 };
+
+// A model with the backend that runs it. One forward at a time: the backends reuse buffers, and
+// Python threads may call while the GIL is released.
+struct PyModel {
+  Model model;
+  std::mutex mutex;
+  std::unique_ptr<Backend> backend;
+  Device device = Device::Cpu;
+  std::optional<CompileReport> report;  // compiled here; a loaded model's is in its metadata
+  // The files it came from (the model file it was loaded from, the program file it was compiled
+  // from): save and export refuse to write over them, as the command line does.
+  std::vector<std::string> sources;
+
+  Backend& backend_for(Device wanted) {
+    if (!backend || device != wanted) {
+      backend = make_backend(model, wanted);
+      device = wanted;
+    }
+    return *backend;
+  }
+};
+
+// JSON as Python's own objects (json.loads of its text).
+py::object json_to_python(const nlohmann::json& json);
+
+// A sequence as Python gives it: a str in the CLI's --input form, or a list (or tuple) of tokens,
+// each taken as one token as it is: never joined into text and parsed again, so a token holding
+// `,` or `]` passes and "a,b" is not two tokens. Errors are UserErrors naming "tokens".
+std::vector<int> model_input(const Model& model, const py::handle& tokens);
 
 // Atoms to Python: integers as int, other rationals as fractions.Fraction, bools, strings.
 py::object to_python(const Value& value);
@@ -54,5 +88,6 @@ auto translating_errors(const char* class_name, Body&& body) -> decltype(body())
 void bind_programs(py::module_& module);
 void bind_models(py::module_& module);
 void bind_builder(py::module_& module);
+void bind_circuits(py::module_& module);
 
 }  // namespace raspc::python

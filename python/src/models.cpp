@@ -24,38 +24,16 @@ namespace raspc::python {
 
 namespace {
 
-// A model with the backend that runs it. One forward at a time: the backends reuse buffers, and
-// Python threads may call while the GIL is released.
-struct PyModel {
-  Model model;
-  std::mutex mutex;
-  std::unique_ptr<Backend> backend;
-  Device device = Device::Cpu;
-  std::optional<CompileReport> report;  // compiled here; a loaded model's is in its metadata
-  // The files it came from (the model file it was loaded from, the program file it was compiled
-  // from): save and export refuse to write over them, as the command line does.
-  std::vector<std::string> sources;
+// The compiler's report, the same object `raspc compile --json` prints (compiler/compile.hpp's
+// report_json; a loaded model has the part its file stores).
+py::dict report_to_python(const CompileReport& r) { return json_to_python(report_json(r)); }
 
-  Backend& backend_for(Device wanted) {
-    if (!backend || device != wanted) {
-      backend = make_backend(model, wanted);
-      device = wanted;
-    }
-    return *backend;
-  }
-};
+}  // namespace
 
 py::object json_to_python(const nlohmann::json& json) {
   return py::module_::import("json").attr("loads")(json.dump());
 }
 
-// The compiler's report, the same object `raspc compile --json` prints (compiler/compile.hpp's
-// report_json; a loaded model has the part its file stores).
-py::dict report_to_python(const CompileReport& r) { return json_to_python(report_json(r)); }
-
-// A sequence as Python gives it: a str in the CLI's --input form, or a list (or tuple) of tokens,
-// each taken as one token as it is: never joined into text and parsed again, so a token holding
-// `,` or `]` passes and "a,b" is not two tokens.
 std::vector<int> model_input(const Model& model, const py::handle& tokens) {
   if (py::isinstance<py::str>(tokens)) return parse_model_input(model, tokens.cast<std::string>(), "tokens");
   if (!py::isinstance<py::list>(tokens) && !py::isinstance<py::tuple>(tokens))
@@ -74,6 +52,8 @@ std::vector<int> model_input(const Model& model, const py::handle& tokens) {
   }
   return model_input_tokens(model, texts, "tokens");
 }
+
+namespace {
 
 // A float array that owns a copy of `values` (forward results are small and short-lived).
 py::array_t<float> owned_array(std::vector<float>&& values, std::vector<py::ssize_t> shape) {

@@ -116,4 +116,5 @@ PYBIND11_MODULE(_raspc, module) {
   raspc::python::bind_programs(module);
   raspc::python::bind_models(module);
   raspc::python::bind_builder(module);
+  raspc::python::bind_circuits(module);
 }

@@ -113,6 +113,8 @@ ForwardResult CudaBackend::forward(const std::vector<std::vector<int>>& batch, c
 
   if (options.capture_scores)
     fail_file("--device", "the attention scores before the softmax are captured on the CPU only (device \"cpu\")");
+  if (options.capture_outputs || (options.interventions && !options.interventions->empty()))
+    fail_file("--device", "interventions and the heads' and MLPs' own outputs run on the CPU only (device \"cpu\")");
   ForwardResult result = begin_forward(cfg, batch);
   const int T = result.time;
   if (B == 0 || T == 0) return result;

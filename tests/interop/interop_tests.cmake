@@ -29,3 +29,9 @@ add_test(NAME "interop: the README's Tracr examples"
                  $<TARGET_FILE:raspc> ${CMAKE_SOURCE_DIR}/programs --section "### Tracr's programs"
                  --pythonpath ${RASPC_PYTHON_PATH})
 set_tests_properties("interop: the README's Tracr examples" PROPERTIES SKIP_RETURN_CODE 77 LABELS interop)
+# The Python examples of the README's "Ground truth for circuit discovery", against the built package.
+add_test(NAME "interop: the README's circuit examples"
+         COMMAND ${RASPC_INTEROP_RUN} ${CMAKE_CURRENT_LIST_DIR}/readme_examples.py ${CMAKE_SOURCE_DIR}/README.md
+                 $<TARGET_FILE:raspc> ${CMAKE_SOURCE_DIR}/programs --section "## Ground truth for circuit discovery"
+                 --pythonpath ${RASPC_PYTHON_PATH})
+set_tests_properties("interop: the README's circuit examples" PROPERTIES SKIP_RETURN_CODE 77 LABELS interop)

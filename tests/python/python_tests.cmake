@@ -34,6 +34,13 @@ if(RASPC_PYTHON_EXECUTABLE)  # without the module the entries exit 77 (skipped)
                    ${CMAKE_CURRENT_LIST_DIR}/interop/test_exports.py)
   set_tests_properties("python: to_transformers and to_transformer_lens" PROPERTIES SKIP_RETURN_CODE 77
                        LABELS interop)
+  # Model.patch done again with TransformerLens hooks on the exported model, and docs/circuit_discovery.py
+  # (activation patching of every edge, scored against Model.circuit()) run as a user runs it.
+  add_test(NAME "python: circuits and patches through TransformerLens"
+           COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH} --venv
+                   ${CMAKE_CURRENT_LIST_DIR}/interop/test_circuits_tlens.py)
+  set_tests_properties("python: circuits and patches through TransformerLens" PROPERTIES SKIP_RETURN_CODE 77
+                       LABELS interop)
   # A corpus of Tracr programs built as Tracr-based benchmarks build them
   # (one process, ids reset before each), each against Tracr's evaluator, and in three orders.
   add_test(NAME "python: a Tracr corpus built as the benchmarks build it"

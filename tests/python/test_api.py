@@ -706,6 +706,13 @@ model = raspc.compile(program, vocab="ab", max_len=3)
 # of the interpreter (75 s), the identity 10^5.
 identity = raspc.parse("tokens;")
 scratch = sys.argv[2]
+truth = model.circuit()
+def several(v, *calls):  # each call on its own: a raspc.RaspcError from one does not skip the others
+    for call in calls:
+        try:
+            call(v)
+        except raspc.RaspcError:
+            pass
 def inside(v, prefix):
     return os.path.join(scratch, prefix + v) if isinstance(v, str) and "\x00" not in v and len(v) < 200 else v
 ENTRY = {
@@ -741,6 +748,16 @@ ENTRY = {
     "view title": lambda v: model.view("ab", title=v),
     "view height": lambda v: model.view("ab", height=v),
     "View.save": lambda v: model.view("ab").save(inside(v, "v")),
+    "patch and ablate": lambda v: several(v, lambda v: model.patch(v, "ab", "hist"), lambda v: model.patch("ab", v, "hist"),
+                                          lambda v: model.patch("ab", "ba", v), lambda v: model.ablate(v, "m0"),
+                                          lambda v: model.ablate("ab", v), lambda v: model.ablate("ab", "a0.0", v),
+                                          lambda v: model.ablate("ab", "a0.0", "mean", mean_over=v),
+                                          lambda v: model.ablate("ab", "a0.0", "mean", seed=v)),
+    "circuits": lambda v: several(v, lambda v: model.verify_interventions(v), lambda v: model.verify_interventions(2, max_len=v),
+                                  lambda v: model.verify_interventions(2, seed=v), lambda v: raspc.circuits.score(v, truth),
+                                  lambda v: raspc.circuits.score(["a0.0"], v), lambda v: raspc.circuits.score({("embed", "a0.0"): v}, truth),
+                                  lambda v: truth.edge_from_hooks(v, None, "blocks.0.hook_mlp_in", None),
+                                  lambda v: truth.edge_from_hooks("hook_embed", v, "blocks.0.hook_q_input", 0)),
 }
 for value in HOSTILE:
     try:
@@ -754,7 +771,7 @@ for value in HOSTILE:
 
 def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path):
     entries = [line.split('"')[1] for line in HOSTILE_SCRIPT.splitlines() if line.startswith('    "')]
-    assert len(entries) == 32
+    assert len(entries) == 34
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE_SCRIPT)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
@@ -768,6 +785,46 @@ def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path)
             problems.append(f"{entry}: the process ended with {done.returncode}: {done.stderr[-500:]}")
         problems += done.stdout.splitlines()
     assert problems == []
+
+
+def test_the_circuit_patches_ablations_and_scores_of_a_compiled_model():
+    model = raspc.compile(raspc.Program.from_file(PROGRAMS / "most_freq.rasp"), max_len=5)
+    truth = model.circuit()
+    assert truth.node_ids() == ["a0.0", "a0.1", "m0", "a1.0", "a1.1", "m1", "a2.0"]
+    assert truth.node_ids(in_circuit=False) == ["a2.1", "m2"]
+    head = next(n for n in truth.nodes if n["id"] == "a2.0")
+    assert (head["hook"], head["head"], head["construction"]) == ("blocks.2.attn.hook_z", 0, "copy")
+    assert ("m0", "a1.0", "q") in truth.edge_list()
+    assert ("m0", "a1.0") in truth.edge_list(by_pair=True)
+    assert set(truth.edge_list()) <= set(truth.full_graph())
+    assert repr(truth).startswith("circuit: 10 of 12 nodes")
+    # A name given inside a def is patched too, and the model agrees with the interpreter.
+    patched = model.patch("abbcc", list("aabbc"), "key")
+    assert (patched.clean, patched.model, patched.predicted) == (list("bca__"), list("a__bc"), list("a__bc"))
+    assert patched.agree and patched.changed
+    outside = model.ablate("abbcc", "a2.1")
+    assert outside.agree and not outside.changed
+    silent = model.ablate("abbcc", "a1.0", "zero")
+    assert silent.predicted is None and "no s-op the program names" in silent.no_prediction
+    report = model.verify_interventions(50)
+    assert report.failures == 0 and [c["sop"] for c in report["interchanges"]] == ["tokens", "indices", "key", "shown", "most_freq"]
+    assert repr(report).endswith("every intervention agrees with the interpreter")
+    # Scores: the truth against itself, a set, and scored edges.
+    perfect = raspc.circuits.score(truth, truth)
+    assert (perfect["node_precision"], perfect["node_recall"], perfect["edge_precision"], perfect["edge_recall"]) == (1, 1, 1, 1)
+    partial = raspc.circuits.score(["a0.0", "m0", "a2.1"], truth)
+    assert partial["node_precision"] == pytest.approx(2 / 3) and partial["node_recall"] == pytest.approx(2 / 7)
+    ranked = {edge: float(edge in truth.edge_list()) for edge in truth.full_graph()}
+    assert raspc.circuits.score(ranked, truth)["roc_auc"] == 1.0
+    assert truth.edge_from_hooks("blocks.0.attn.hook_result", 0, "blocks.0.hook_mlp_in", None) == ("a0.0", "m0", "mlp_in")
+    with pytest.raises(raspc.InputError, match='"hst" is no s-op of the program'):
+        model.patch("abc", "abc", "hst")
+    with pytest.raises(raspc.InputError, match="source: error: has 2 tokens and the input 3"):
+        model.patch("abc", "ab", "key")
+    with pytest.raises(raspc.InputError, match='found: error: "a7.0" is no node of this model'):
+        raspc.circuits.score(["a7.0"], truth)
+    with pytest.raises(raspc.InputError, match="truth: error: must be a raspc.circuits.Circuit"):
+        raspc.circuits.score(["a0.0"], truth.json())
 
 
 def test_a_corrupted_model_file_is_a_file_error_even_when_its_bytes_are_not_text(tmp_path):

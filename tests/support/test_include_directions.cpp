@@ -1,7 +1,8 @@
 // The source tree's layers, checked on every #include: support at the bottom; language and the
 // runtime on support only (the runtime runs weights without knowing where they came from);
-// the compiler on language and the runtime; the trainer, the view, the cost engine, the Python
-// bindings and the command line above them; nothing includes the command line (raspc/) or the
+// the compiler on language and the runtime; the circuit (a model against its program) on language
+// and the runtime, the view on it too; the trainer, the cost engine, the Python bindings and the
+// command line above them; nothing includes the command line (raspc/) or the
 // benchmarks (bench/).
 #include <catch2/catch.hpp>
 
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::set<std::string> kLibraries{"support", "language", "runtime", "compiler", "trainer", "view", "cost"};
+const std::set<std::string> kLibraries{"support", "language", "runtime", "compiler", "circuit", "trainer", "view", "cost"};
 
 // What each part of the tree may include besides itself.
 const std::map<std::string, std::set<std::string>>& allowed() {
@@ -26,7 +27,8 @@ const std::map<std::string, std::set<std::string>>& allowed() {
       {"runtime", {"support"}},
       {"compiler", {"support", "language", "runtime"}},
       {"trainer", {"support", "language", "runtime", "compiler"}},
-      {"view", {"support", "language", "runtime"}},
+      {"circuit", {"support", "language", "runtime"}},
+      {"view", {"support", "language", "runtime", "circuit"}},
       {"cost", {"support", "language", "runtime", "compiler"}},
       {"python", kLibraries},
       {"raspc", kLibraries},

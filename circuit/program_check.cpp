@@ -1,4 +1,4 @@
-#include "view/program_check.hpp"
+#include "circuit/program_check.hpp"
 
 #include <charconv>
 

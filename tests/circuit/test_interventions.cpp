@@ -1,0 +1,137 @@
+// Interventions beside the interpreter's predictions (circuit/interventions.hpp), and their check
+// over random pairs (circuit/verify_interventions.hpp): compiled models agree with their programs.
+#include <catch2/catch.hpp>
+
+#include "circuit/interventions.hpp"
+#include "circuit/verify_interventions.hpp"
+#include "circuit_helpers.hpp"
+
+using namespace raspc;
+using namespace raspc::testing;
+
+namespace {
+
+std::vector<int> tokens_of(const Model& model, const std::string& text) { return parse_model_input(model, text); }
+
+std::string error_of(const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("interventions: patching hist's count from another input, in the model and the program") {
+  const Model model = compiled_model("hist", 5, Mode::Bidirectional);
+  Intervener intervener(model);
+  CHECK(intervener.patchable() == std::vector<std::string>{"tokens", "hist"});
+  const InterventionResult r = intervener.patch(tokens_of(model, "abbd"), tokens_of(model, "aaab"), "hist");
+  CHECK(r.clean == std::vector<std::string>{"1", "2", "2", "1"});
+  CHECK(r.model == std::vector<std::string>{"3", "3", "3", "1"});  // the source's counts, position by position
+  CHECK(r.predicted == r.model);
+  CHECK(r.agree);
+  CHECK(r.changed);
+  CHECK(r.description == "hist patched from [a,a,a,b]");
+}
+
+TEST_CASE("interventions: ablations and what the program predicts of them") {
+  // reverse: every position copies the token at length - i - 1 (layer 1's head, a numerical
+  // selector), an aggregate with default 0. Moved to BOS, the copying head gives the default.
+  const Model reverse = compiled_model("reverse", 5, Mode::Bidirectional);
+  Intervener on_reverse(reverse);
+  const std::string copying = "a1.0";
+  REQUIRE(on_reverse.circuit().node(copying)->writes == std::vector<std::string>{"reversed"});
+  const InterventionResult bos = on_reverse.ablate(tokens_of(reverse, "abcd"), copying, Ablation::Bos);
+  CHECK(bos.predicted == std::vector<std::string>{"0", "0", "0", "0"});
+  CHECK(bos.model == bos.predicted);
+  CHECK(bos.agree);
+  CHECK(bos.changed);
+  // Zeroing a categorical s-op's one-hot leaves no value of the program: no prediction, said so.
+  const InterventionResult zero = on_reverse.ablate(tokens_of(reverse, "abcd"), copying, Ablation::Zero);
+  CHECK(zero.predicted.empty());
+  CHECK(zero.no_prediction.find("one-hot dimensions leaves no value of the program") != std::string::npos);
+
+  // frac_prevs: a numerical mean, written linearly: zeroed it is 0, averaged its exact mean.
+  const Model frac = compiled_model("frac_prevs", 5, Mode::Causal);
+  Intervener on_frac(frac);
+  const InterventionResult zeroed = on_frac.ablate(tokens_of(frac, "xaxb"), "a0.0", Ablation::Zero);
+  CHECK(zeroed.predicted == std::vector<std::string>{"0", "0", "0", "0"});
+  CHECK(zeroed.agree);
+  const InterventionResult mean = on_frac.ablate(tokens_of(frac, "xaxb"), "a0.0", Ablation::Mean, {}, 200, 7);
+  CHECK(mean.agree);
+  CHECK(mean.changed);
+  // The same seed, the same reference inputs: the same result.
+  CHECK(on_frac.ablate(tokens_of(frac, "xaxb"), "a0.0", Ablation::Mean, {}, 200, 7).model == mean.model);
+  // Outside the circuit: the prediction is the untouched program.
+  const InterventionResult outside = on_frac.ablate(tokens_of(frac, "xaxb"), "m0", Ablation::Zero);
+  CHECK(outside.agree);
+  CHECK_FALSE(outside.changed);
+}
+
+TEST_CASE("interventions: mistakes are user errors that say what to do") {
+  const Model model = compiled_model("hist", 4, Mode::Bidirectional);
+  Intervener intervener(model);
+  const auto a = tokens_of(model, "abc"), b = tokens_of(model, "ab");
+  CHECK(error_of([&] { intervener.patch(a, a, "hst"); }) ==
+        "--sop: error: \"hst\" is no s-op of the program that this model holds in dimensions of its own (did you mean \"hist\"?); it "
+        "can patch tokens, hist\n");
+  CHECK(error_of([&] { intervener.patch(a, b, "hist"); }) ==
+        "--from: error: has 2 tokens and the input 3: an interchange needs two inputs of one length\n");
+  CHECK(error_of([&] { intervener.ablate(a, "a1.0", Ablation::Zero); }) ==
+        "--ablate: error: \"a1.0\" is no head or MLP of this model; it has a0.0, m0 (aL.H: layer L's head H; mL: "
+        "layer L's MLP)\n");
+  CHECK(error_of([&] { intervener.ablate(a, "m0", Ablation::Bos); }) ==
+        "--ablate: error: an MLP has no attention to move to BOS; ablate m0 with zero or mean\n");
+  CHECK(error_of([] { parse_ablation("half", "--how"); }).find("\"half\" is no ablation") != std::string::npos);
+  Model without_program = model;
+  without_program.metadata.erase("program");
+  CHECK(error_of([&] { Intervener{without_program}; }).find("this model keeps no program") != std::string::npos);
+}
+
+TEST_CASE("verify-interventions: hist, reverse and frac_prevs at 8 agree on 200 pairs per s-op") {
+  for (const auto& [name, mode] : {std::pair{"hist", Mode::Bidirectional}, std::pair{"reverse", Mode::Causal},
+                                   std::pair{"frac_prevs", Mode::Causal}}) {
+    INFO(name);
+    const Model model = compiled_model(name, 8, mode);
+    InterventionCheckOptions options;
+    options.pairs = 200;
+    const InterventionReport report = verify_interventions(model, options);
+    CHECK(report.failures() == 0);
+    CHECK(report.max_length == 8);
+    CHECK(!report.interchanges.empty());
+    for (const InterchangeCheck& c : report.interchanges) {
+      INFO(c.sop);
+      CHECK(c.pairs + c.undefined == 200);
+      CHECK(c.agreed == c.pairs);
+    }
+    // Every node outside the circuit changed nothing; every node inside changed something.
+    for (const AblationCheck& c : report.ablations) {
+      INFO(c.node);
+      CHECK(c.inputs == 200);
+      CHECK((c.changed > 0) == c.in_circuit);
+    }
+    const nlohmann::json j = intervention_report_json(report);
+    CHECK(j["failures"] == 0);
+    CHECK(j["interchanges"].size() == report.interchanges.size());
+  }
+}
+
+TEST_CASE("verify-interventions: a disagreement is counted and kept to reproduce") {
+  // A model whose weights were changed after the compile: the counts 1 and 2 unembed as each other.
+  Model model = compiled_model("hist", 4, Mode::Bidirectional);
+  const int C = model.config.n_embd, one = model.token_id("1"), two = model.token_id("2");
+  REQUIRE((one > 0 && two > 0));
+  for (int c = 0; c < C; ++c) std::swap(model.w.wte[size_t(one) * C + c], model.w.wte[size_t(two) * C + c]);
+  InterventionCheckOptions options;
+  options.pairs = 50;
+  const InterventionReport report = verify_interventions(model, options);
+  CHECK(report.failures() > 0);
+  const std::string text = format_intervention_report(report);
+  CHECK(text.find("interventions disagree with the interpreter") != std::string::npos);
+  bool kept = false;
+  for (const InterchangeCheck& c : report.interchanges) kept = kept || !c.failures.empty();
+  CHECK(kept);
+}

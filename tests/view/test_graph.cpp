@@ -1,0 +1,34 @@
+// The view's s-op graph draws the circuit (circuit/circuit.hpp): an arrow where the node computing
+// an s-op reads another's dimensions in the weights, and each s-op's writer by its hook.
+#include <catch2/catch.hpp>
+
+#include "../compiler/compile_helpers.hpp"
+#include "runtime/cpu_backend.hpp"
+#include "view/html_view.hpp"
+
+using namespace raspc;
+using namespace raspc::testing;
+
+namespace {
+
+size_t count_of(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("view: the s-op graph's arrows are the circuit's edges") {
+  const ProgramFile f = load_program("hist");
+  CompileOptions o = test_options(parse_vocabulary(f.header.vocab_text), 4, Mode::Bidirectional);
+  o.source_text = f.source->text;
+  const Model model = compile_program(f.program, o).model;
+  CpuBackend backend(model);
+  const std::string page = view_page(model, backend, with_bos(model, parse_model_input(model, "abba")), "hist");
+  // tokens -> hist's scratch (the head compares tokens), scratch -> hist (the MLP reads it); no
+  // arrow from tokens to hist: the MLP reads no token dimension.
+  CHECK(count_of(page, "<path class=\"sop-edge\"") == 2);
+  CHECK(page.find("written by blocks.0.attn.hook_z[0]") != std::string::npos);
+  CHECK(page.find("written by blocks.0.hook_mlp_out") != std::string::npos);
+}
