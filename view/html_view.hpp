@@ -2,7 +2,9 @@
 // fetched) showing what a model computes on one input:
 //   - a summary: config, parameters, FLOPs per token, the compiler's verification report;
 //   - the program's s-ops as a graph, one column per stage (embedding, then each block's attention
-//     and MLP), each with its encoding, value count and source line (on hover and click);
+//     and MLP), each with its encoding, value count, source line and writer (on hover and click),
+//     an arrow where the node computing one reads another in the weights (the circuit of
+//     circuit/circuit.hpp, what `raspc circuit` prints);
 //   - the residual stream after the embedding and after every half-block as a heatmap (positions x
 //     labelled dimensions), beside the decoded value of every s-op at every position, checked
 //     against the interpreter (a mismatch in red);
@@ -22,7 +24,7 @@
 // Elements a test (tests/view) finds by class: svg.residual-map (data-stage), svg.attention-map
 // (data-layer, data-head), svg.weight-map, table.decoded (data-stage) whose rows tr[data-sop]
 // (data-output="true" for the program's output) hold td[data-position] cells, td.mismatch, and
-// g.sop-node in the graph; the column labels of a map are text.column-label.
+// g.sop-node and path.sop-edge in the graph; the column labels of a map are text.column-label.
 #pragma once
 
 #include <string>
