@@ -18,6 +18,16 @@ bool numeric(const Value& v, Rational& out) {
   return true;
 }
 
+// Whether an intervention changed the output: a position whose value differs (numbers beyond
+// kNumericalOutputTolerance: the edited forward adds in another order, and a raw reading's last
+// digit is no change).
+bool outputs_differ(const Model& model, const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.size() != b.size()) return true;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!output_matches(model, a[i], b[i])) return true;
+  return false;
+}
+
 std::string input_text(const Model& model, const std::vector<int>& tokens) {
   std::vector<std::string> texts;
   for (int t : tokens) texts.push_back(model.vocab[size_t(t)]);
@@ -189,7 +199,7 @@ std::vector<InterventionResult> Intervener::patch(const std::vector<std::vector<
     result.description = sop->shown + " patched from " + input_text(model_, sources[i]);
     result.clean = clean[i];
     result.model = patched[i];
-    result.changed = result.model != result.clean;
+    result.changed = outputs_differ(model_, result.model, result.clean);
     // The interpreter: the s-op takes its values on the source.
     std::vector<Value> values;
     try {
@@ -273,7 +283,7 @@ std::vector<InterventionResult> Intervener::ablate(const std::vector<std::vector
     result.description = node_id + " " + ablation_name(how) + "-ablated";
     result.clean = clean[i];
     result.model = ablated[i];
-    result.changed = result.model != result.clean;
+    result.changed = outputs_differ(model_, result.model, result.clean);
     if (!predicted) {
       result.no_prediction = why;
       continue;

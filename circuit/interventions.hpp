@@ -40,7 +40,7 @@ struct InterventionResult {
   std::vector<std::string> predicted;    // the interpreter's; empty when it has no prediction
   std::string no_prediction;             // then why, in one sentence
   bool agree = false;                    // a prediction, matched at every position
-  bool changed = false;                  // model differs from clean at some position
+  bool changed = false;                  // model differs from clean at some position (output_matches)
 };
 
 class Intervener {

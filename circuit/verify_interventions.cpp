@@ -95,9 +95,7 @@ InterventionReport verify_interventions(const Model& model, const InterventionCh
     for (size_t i = 0; i < results.size(); ++i) {
       InterventionResult& r = results[i];
       ++check.inputs;
-      bool changed = false;
-      for (size_t p = 0; p < r.model.size(); ++p) changed = changed || !output_matches(model, r.model[p], r.clean[p]);
-      if (!changed) continue;
+      if (!r.changed) continue;
       ++check.changed;
       if (!node->in_circuit && check.failures.size() < kKeptFailures)
         check.failures.push_back({token_texts(model, inputs[i]), {}, std::move(r)});
