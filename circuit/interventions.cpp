@@ -29,9 +29,7 @@ bool outputs_differ(const Model& model, const std::vector<std::string>& a, const
 }
 
 std::string input_text(const Model& model, const std::vector<int>& tokens) {
-  std::vector<std::string> texts;
-  for (int t : tokens) texts.push_back(model.vocab[size_t(t)]);
-  return format_outputs(texts);
+  return format_outputs(token_texts(model, tokens));
 }
 
 // A name given inside a def (`frequency` in most_freq's unique_by_frequency): the one node of the
@@ -55,6 +53,12 @@ NodeId local_node(const Program& program, const SopPlacement& sop) {
 }
 
 }  // namespace
+
+std::vector<std::string> token_texts(const Model& model, const std::vector<int>& tokens) {
+  std::vector<std::string> texts;
+  for (int t : tokens) texts.push_back(model.vocab[size_t(t)]);
+  return texts;
+}
 
 Ablation parse_ablation(const std::string& name, const std::string& origin) {
   if (name == "zero") return Ablation::Zero;
@@ -130,20 +134,16 @@ std::vector<std::vector<std::string>> Intervener::model_outputs(const std::vecto
 }
 
 std::vector<Value> Intervener::interpreter_values(const std::vector<int>& input, NodeId id) {
-  std::vector<std::string> tokens;
-  for (int t : input) tokens.push_back(model_.vocab[size_t(t)]);
   Trace trace;
-  interpreter_->run(interpreter_input(model_, tokens), &trace);
+  interpreter_->run(interpreter_input(model_, token_texts(model_, input)), &trace);
   return trace.sop[size_t(id)];
 }
 
 // The interpreter on `input` with the overrides set, into result.predicted (or no_prediction when
 // the program is undefined there); clears the overrides.
 void Intervener::predict(InterventionResult& result, const std::vector<int>& input) {
-  std::vector<std::string> tokens;
-  for (int t : input) tokens.push_back(model_.vocab[size_t(t)]);
   try {
-    for (const Value& v : interpreter_->run(interpreter_input(model_, tokens))) result.predicted.push_back(to_display(v));
+    for (const Value& v : interpreter_->run(interpreter_input(model_, token_texts(model_, input)))) result.predicted.push_back(to_display(v));
   } catch (const UserError& error) {
     result.predicted.clear();
     const std::string message = error.what();

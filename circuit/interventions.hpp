@@ -33,6 +33,9 @@ enum class Ablation { Zero, Mean, Bos };
 Ablation parse_ablation(const std::string& name, const std::string& origin);  // "zero" | "mean" | "bos"
 const char* ablation_name(Ablation how);
 
+// Token ids as the model's token texts.
+std::vector<std::string> token_texts(const Model& model, const std::vector<int>& tokens);
+
 struct InterventionResult {
   std::string description;               // "hist patched from [a,b,b]", "a0.0 zero-ablated"
   std::vector<std::string> clean;        // the model's outputs on the input, untouched

@@ -13,12 +13,6 @@ namespace {
 
 constexpr size_t kKeptFailures = 3;  // cases kept per check: enough to reproduce, short to read
 
-std::vector<std::string> token_texts(const Model& model, const std::vector<int>& tokens) {
-  std::vector<std::string> texts;
-  for (int t : tokens) texts.push_back(model.vocab[size_t(t)]);
-  return texts;
-}
-
 std::string percent(int part, int whole) {
   if (whole == 0) return "-";
   char text[16];
