@@ -176,6 +176,10 @@ CALLS = [
                                    argument(b, lambda: MODEL.circuit())),
     lambda b: MODEL.verify_interventions(argument(b, lambda: b.byte() % 4 + 1), max_len=argument(b, None),
                                          seed=argument(b, 0)),
+    lambda b: raspc.dataset(argument(b, PROGRAM), lengths=argument(b, lambda: (1, b.byte() % 4 + 1)),
+                            n=argument(b, lambda: b.byte() % 50), max_len=argument(b, None), vocab=argument(b, None),
+                            causal=argument(b, None), seed=argument(b, 1), held_out=argument(b, 4),
+                            threads=argument(b, lambda: b.byte() % 3), path=argument(b, lambda: path(b, ["hist.rasp"]))),
 ]
 
 

@@ -15,6 +15,8 @@ void add_inspect_command(CLI::App& app);   // raspc/inspect_command.cpp
 void add_demo_command(CLI::App& app);      // raspc/demo_command.cpp
 void add_train_command(CLI::App& app);     // raspc/train_command.cpp
 void add_compare_command(CLI::App& app);   // raspc/compare_command.cpp
+void add_dataset_command(CLI::App& app);   // raspc/dataset_command.cpp
+void add_import_command(CLI::App& app);    // raspc/import_command.cpp
 void add_bench_command(CLI::App& app);     // raspc/bench_command.cpp
 void add_export_command(CLI::App& app);    // raspc/export_command.cpp
 void add_view_command(CLI::App& app);      // raspc/view_command.cpp

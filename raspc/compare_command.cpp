@@ -9,6 +9,7 @@
 #include "raspc/commands.hpp"
 #include "raspc/train_options.hpp"
 #include "support/atomic_file.hpp"
+#include "runtime/safetensors.hpp"
 #include "support/diagnostics.hpp"
 #include "trainer/compare.hpp"
 #include "trainer/program_task.hpp"
@@ -23,6 +24,8 @@ struct CompareCommandOptions {
   TrainingOptions training;
   bool causal = false;
   long verify_samples = 2000;
+  std::vector<std::string> trained;  // models trained elsewhere (raspc import hf)
+  bool also_train = false;
 };
 
 std::string base_name(const std::string& path) {
@@ -34,9 +37,13 @@ void run_compare(const CompareCommandOptions& o, bool write_files) {
   // Before the compiling and training, not after them.
   if (write_files) {
     if (o.prefix.empty()) check_output_path(o.prefix, "-o");
+    std::vector<std::string> inputs = o.trained;
+    inputs.push_back(o.program);
     for (const char* extension : {".md", ".json", ".svg", ".curves.svg"})
-      check_output_path(o.prefix + extension, "-o", {o.program});
+      check_output_path(o.prefix + extension, "-o", inputs);
   }
+  std::vector<GivenModel> given;
+  for (const std::string& path : o.trained) given.push_back({path, load_model(path)});
   LoadedProgram program = load_program(o.program, o.output_name);
   const bool causal = o.causal || program.header.causal.value_or(false);
   CompareSettings settings;
@@ -50,6 +57,7 @@ void run_compare(const CompareCommandOptions& o, bool write_files) {
     fail_option("--verify-samples", std::to_string(o.verify_samples),
                 "give from 1 to " + std::to_string(kMaxSamples) + " samples");
   settings.verify_samples = o.verify_samples;
+  settings.train_arms = given.empty() || o.also_train;
 
   Task task(program.labeller(settings.mode), settings.task);
   // Where the program is undefined there is nothing to learn or to score: a comparison on a
@@ -82,7 +90,7 @@ void run_compare(const CompareCommandOptions& o, bool write_files) {
     }
   };
   // A refusal about a node with no place in the source (`tokens` itself) names the program.
-  CompareResult result = naming_errors(o.program, [&] { return run_comparison(*program.program, task, settings, progress); });
+  CompareResult result = naming_errors(o.program, [&] { return run_comparison(*program.program, task, settings, progress, given); });
   if (terminal && !current.empty()) std::fprintf(stderr, "\n");
 
   std::cout << comparison_table(result);
@@ -111,6 +119,11 @@ void add_compare_command(CLI::App& app) {
                   "Random inputs the compiler's verification checks at each length beyond the exhaustive ones "
                   "(those with at most 20,000 inputs up to them)")
       ->capture_default_str();
+  cmd->add_option("--trained", options->trained,
+                  "Models trained elsewhere (raspc import hf), each an arm measured on the same held-out inputs; "
+                  "the arms trained here are then left out unless --also-train")
+      ->expected(1, -1);
+  cmd->add_flag("--also-train", options->also_train, "With --trained: train the three arms here too");
   add_shape_options(*cmd, options->shape, /*with_model_shape=*/false);
   add_training_options(*cmd, options->training);
   cmd->callback([options, out_option] { run_compare(*options, out_option->count() > 0); });

@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
   raspc::add_demo_command(app);
   raspc::add_train_command(app);
   raspc::add_compare_command(app);
+  raspc::add_dataset_command(app);
+  raspc::add_import_command(app);
   raspc::add_bench_command(app);
   raspc::add_help_command(app);
   raspc::add_completion_command(app);

@@ -9,7 +9,8 @@ namespace raspc {
 
 class VerifyProgress {
  public:
-  VerifyProgress();
+  // `what` starts the bar and the lines: "verifying", "labelling".
+  explicit VerifyProgress(std::string what = "verifying");
   ~VerifyProgress();  // clears an unfinished bar
   // CompileOptions::on_verify_progress: `done` of `total` inputs verified, `work` the fraction of
   // the estimated time behind it. The clock starts at the first call (done == 0): the time left
@@ -17,6 +18,7 @@ class VerifyProgress {
   void update(long done, long total, double work);
 
  private:
+  std::string what_;
   bool terminal_;
   bool bar_shown_ = false;
   double line_every_s_;  // piped: seconds between lines (RASPC_PROGRESS_INTERVAL, default 5)

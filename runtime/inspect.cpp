@@ -401,6 +401,14 @@ std::string format_model_summary(const nlohmann::json& s) {
     line.back() = '\n';
     out << line;
   }
+  // A model raspc import hf read: where it came from (its training happened elsewhere).
+  if (s["training"].is_object() && s["training"].value("source", "") == "huggingface") {
+    const nlohmann::json& t = s["training"];
+    out << "trained elsewhere: imported from the Hugging Face folder " << t.value("folder", "?");
+    if (t.contains("dataset") && t["dataset"].is_object() && t["dataset"].value("program", "") != "")
+      out << ", trained on a dataset of " << t["dataset"].value("program", "");
+    out << "\n";
+  }
   out << "(every matrix: --all, or --tensor NAME; all-zero rows and columns are left out unless --dense)\n";
   return out.str();
 }

@@ -27,6 +27,9 @@ fi
   gguf==0.19.0 \
   safetensors==0.8.0 \
   tracr-pypi==1.0.0 \
+  datasets==5.2.0 \
+  pyarrow==26.0.1 \
+  accelerate==1.16.0 \
   pytest
 # TL 2.18 needs transformers 4 and numpy 1; datasets 3+ and pyarrow 18+ need numpy 2.
 "$venv_tl2/bin/pip" install -q --upgrade pip
@@ -38,4 +41,4 @@ fi
   datasets==2.21.0 \
   pyarrow==17.0.0 \
   safetensors==0.8.0
-"$venv/bin/python" -c 'import torch, transformers, transformer_lens, gguf, safetensors; print("interop venv ready:", "'"$venv"'", "torch", torch.__version__, "transformers", transformers.__version__)'
+"$venv/bin/python" -c 'import torch, transformers, transformer_lens, gguf, safetensors, datasets, accelerate; print("interop venv ready:", "'"$venv"'", "torch", torch.__version__, "transformers", transformers.__version__)'

@@ -155,6 +155,43 @@ void check_output_folder(const std::string& path, std::string_view flag) {
                         ", not a folder");
 }
 
+void check_replaceable_folder(const std::string& path, std::string_view flag, const std::vector<std::string>& inputs,
+                              const std::function<bool(const std::string&)>& ours, const FolderWriter& writer) {
+  const std::string& usage = writer.usage;
+  namespace fs = std::filesystem;
+  if (path.empty()) fail_file(std::string(flag), "is empty; name the " + writer.noun + "'s folder");
+  std::error_code error;
+  const fs::file_status status = fs::symlink_status(path, error);
+  if (!fs::exists(status)) {
+    const fs::path folder = fs::path(path).lexically_normal();
+    const fs::path trimmed = folder.has_filename() ? folder : folder.parent_path();  // "out/" is out
+    const fs::path parent = trimmed.parent_path().empty() ? fs::path(".") : trimmed.parent_path();
+    if (!fs::is_directory(parent, error))
+      fail_file(path, "cannot create the folder: its parent " + parent.string() + " does not exist");
+    return;
+  }
+  if (!fs::is_directory(status))
+    fail_file(path, std::string("exists and is ") + (fs::is_regular_file(status) ? "a file" : "not a folder") + usage);
+  for (const fs::directory_entry& entry : fs::directory_iterator(path, error)) {
+    const std::string name = entry.path().filename().string();
+    // Importing a tlens export's load_tlens.py or an hf export's raspc_gpt2.py (to_transformer_lens
+    // and to_transformers do) leaves Python's cache beside it: part of the previous export.
+    if (name == "__pycache__" && entry.is_directory(error) && !entry.is_symlink(error)) continue;
+    for (const std::string& input : inputs)
+      if (fs::equivalent(entry.path(), input, error))
+        fail_file(path, "holds " + name + ", the input file " + input + "; the " + writer.noun +
+                            " would replace it: " + writer.elsewhere);
+    if (!ours(name))
+      fail_file(path, "holds " + name + ", which a " + writer.name + " does not write; the " + writer.noun +
+                          " would mix with it" + usage);
+    struct stat st;
+    if (::lstat(entry.path().c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      fail_file(path, "holds " + name + ", which is " + describe_file_kind(st.st_mode) + ", not a file a previous " +
+                          writer.noun + " wrote" + usage);
+  }
+  if (error) fail_file(path, "cannot list the folder: " + error.message());
+}
+
 std::string read_file_bytes(const std::string& path, uint64_t max_bytes) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) fail_file(path, "cannot open the file (does it exist, and is it readable?)");

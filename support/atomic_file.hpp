@@ -33,6 +33,19 @@ void check_output_path(const std::string& path, std::string_view flag, const std
 // folder (or a symbolic link to one).
 void check_output_folder(const std::string& path, std::string_view flag);
 
+// Refuses an output folder that write_folder_atomically may not replace: an empty name (named by
+// `flag`), a path that is not a folder, a folder holding one of `inputs` or a name `ours` does not
+// accept (Python's __pycache__ aside) or anything but regular files, and a new folder whose parent
+// does not exist. `writer` says what writes it, for the messages.
+struct FolderWriter {
+  std::string name;       // "tlens export": "holds x, which a tlens export does not write"
+  std::string noun;       // "export": "the export would mix with it"
+  std::string elsewhere;  // "export into another folder": what to do when an input is inside
+  std::string usage;      // "; name a new or empty folder, ...": ends the messages
+};
+void check_replaceable_folder(const std::string& path, std::string_view flag, const std::vector<std::string>& inputs,
+                              const std::function<bool(const std::string&)>& ours, const FolderWriter& writer);
+
 // What a file system entry of this st_mode is, for messages: "a folder", "a symbolic link", ...
 std::string describe_file_kind(unsigned mode);
 

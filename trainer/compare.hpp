@@ -33,6 +33,9 @@ struct ArmResult {
   bool available = true;
   std::string note;  // why an arm is unavailable (the compiler's message)
   bool trained = false;
+  // A model trained elsewhere (compare --trained, as raspc import hf writes one): its file. Its
+  // steps and learning curve are not known here.
+  std::string source;
   ModelConfig config;
   size_t parameters = 0;
   double flops_per_token = 0;     // at the full context (max_len + 1 with BOS)
@@ -52,6 +55,13 @@ struct CompareSettings {
   Mode mode = Mode::Bidirectional;
   std::string program_name, source_text;
   long verify_samples = 2000;  // the compiler's own verification, kept modest
+  bool train_arms = true;      // the three arms trained here (off: only the compiled and given models)
+};
+
+// A model trained elsewhere, an arm of the comparison under its file's name.
+struct GivenModel {
+  std::string path;
+  Model model;
 };
 
 struct CompareResult {
@@ -62,9 +72,14 @@ struct CompareResult {
   std::vector<ArmResult> arms;
 };
 
-// Runs every arm. `progress` receives the arm's name and each training step.
+// Runs every arm: the compiled model, the arms trained here (settings.train_arms), then each given
+// model, measured on the same held-out inputs (their tokens translated by text, so a given model
+// may number its vocabulary otherwise). A given model that cannot read the task's inputs, has
+// another mask or too few positions is a UserError naming its file. `progress` receives the arm's
+// name and each training step.
 CompareResult run_comparison(const Program& program, Task& task, const CompareSettings& settings,
-                             const std::function<void(const std::string&, const TrainProgress&)>& progress = {});
+                             const std::function<void(const std::string&, const TrainProgress&)>& progress = {},
+                             const std::vector<GivenModel>& given = {});
 
 // The reports: a plain table (stdout), Markdown, JSON and an SVG plot of token accuracy against
 // length (one line per arm, the training lengths shaded).

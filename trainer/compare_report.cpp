@@ -21,6 +21,7 @@ std::string percent(double fraction) {
 std::string reach(const ArmResult& arm, int steps, double seconds) {
   if (!arm.available) return "-";
   if (!arm.trained) return "compiled";
+  if (!arm.source.empty()) return "-";  // trained elsewhere: its steps are not known here
   if (steps < 0) return "never";
   char text[48];
   std::snprintf(text, sizeof text, "%d (%.1f s)", steps, seconds);
@@ -88,7 +89,7 @@ Rows summary_rows(const CompareResult& r) {
                     std::to_string(a.config.n_embd), std::to_string(a.config.n_inner), std::to_string(a.parameters),
                     flops_text(a.flops_per_token), accuracy_pair(a.training_lengths),
                     reach(a, a.steps_to_99, a.seconds_to_99), reach(a, a.steps_to_100, a.seconds_to_100),
-                    a.trained ? std::to_string(a.steps_run) : "-"});
+                    a.trained && a.source.empty() ? std::to_string(a.steps_run) : "-"});
   }
   return rows;
 }
@@ -139,9 +140,11 @@ std::string heading(const CompareResult& r) {
   out << r.program_name << ": vocab";
   for (const auto& v : s["vocab"]) out << " " << v.get<std::string>();
   out << ", max length " << r.max_len << ", training lengths " << r.train_min << "-" << r.train_max << ", "
-      << (s["causal"].get<bool>() ? "causal" : "bidirectional") << "; " << s["steps"] << " steps of batch "
-      << s["batch"] << ", lr " << s["lr"].get<double>() << ", seed " << s["seed"] << ", held-out "
-      << s["held_out_per_length"] << " per length";
+      << (s["causal"].get<bool>() ? "causal" : "bidirectional") << "; ";
+  if (s.value("train_arms", true))
+    out << s["steps"] << " steps of batch " << s["batch"] << ", lr " << s["lr"].get<double>() << ", seed " << s["seed"]
+        << ", ";
+  out << "held-out " << s["held_out_per_length"] << " per length";
   return out.str();
 }
 
@@ -196,7 +199,8 @@ nlohmann::json comparison_json(const CompareResult& r) {
       by_length.push_back(e);
     }
     j["by_length"] = by_length;
-    if (a.trained) {
+    if (!a.source.empty()) j["source"] = a.source;
+    if (a.trained && a.source.empty()) {
       auto or_null = [](int steps, double value) { return steps < 0 ? nlohmann::json() : nlohmann::json(value); };
       j["steps_run"] = a.steps_run;
       j["seconds"] = a.seconds;
@@ -204,6 +208,8 @@ nlohmann::json comparison_json(const CompareResult& r) {
       j["steps_to_100"] = or_null(a.steps_to_100, a.steps_to_100);
       j["seconds_to_99"] = or_null(a.steps_to_99, a.seconds_to_99);
       j["seconds_to_100"] = or_null(a.steps_to_100, a.seconds_to_100);
+    }
+    if (a.trained) {
       nlohmann::json heads = nlohmann::json::array();
       for (const HeadMatch& m : a.heads)
         heads.push_back({{"compiled", head_name(m.compiled_layer, m.compiled_head)},
@@ -264,7 +270,7 @@ std::string learning_curves_svg(const std::string& title, const std::vector<Name
 std::string comparison_curves_svg(const CompareResult& r) {
   std::vector<NamedCurve> curves;
   for (size_t k = 0; k < r.arms.size(); ++k)
-    if (r.arms[k].trained && r.arms[k].available) curves.push_back({r.arms[k].name, int(k), r.arms[k].curve});
+    if (r.arms[k].trained && r.arms[k].available && r.arms[k].source.empty()) curves.push_back({r.arms[k].name, int(k), r.arms[k].curve});
   return learning_curves_svg(r.program_name, curves);
 }
 

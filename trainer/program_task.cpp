@@ -13,14 +13,29 @@ Labeller LoadedProgram::labeller(Mode mode) const {
   return [interpreter, keep_alive](const std::vector<Value>& input) { return interpreter->run(input); };
 }
 
-LoadedProgram load_program(const std::string& path, const std::string& output_name) {
+namespace {
+
+LoadedProgram loaded_from(std::shared_ptr<const SourceFile> source, const std::string& output_name) {
   LoadedProgram loaded;
-  loaded.source = read_source_file(path);
+  loaded.source = std::move(source);
   EvaluateOptions options;
   options.output_name = output_name;
   loaded.program = std::make_shared<Program>(evaluate_program(loaded.source, options));
   loaded.header = read_program_header(loaded.source);
   return loaded;
+}
+
+}  // namespace
+
+LoadedProgram load_program(const std::string& path, const std::string& output_name) {
+  return loaded_from(read_source_file(path), output_name);
+}
+
+LoadedProgram program_from_text(const std::string& name, const std::string& text) {
+  auto file = std::make_shared<SourceFile>();
+  file->name = name;
+  file->text = text;
+  return loaded_from(file, "");
 }
 
 void fail_option(const std::string& option, const std::string& text, const std::string& message) {

@@ -23,6 +23,8 @@ struct LoadedProgram {
 };
 // Reads and evaluates a program file; `output_name` as EvaluateOptions::output_name.
 LoadedProgram load_program(const std::string& path, const std::string& output_name = "");
+// The same from source text, named `name` in messages (its header read as a file's).
+LoadedProgram program_from_text(const std::string& name, const std::string& text);
 
 // A UserError about one command-line option's text, with a caret under all of it.
 [[noreturn]] void fail_option(const std::string& option, const std::string& text, const std::string& message);

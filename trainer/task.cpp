@@ -126,6 +126,20 @@ bool Task::label(const std::vector<int>& symbols, std::vector<int>& targets, std
   return true;
 }
 
+int Task::output_id(const std::string& shown) {
+  auto it = id_of_display_.find(shown);
+  if (it != id_of_display_.end()) {
+    if (std::find(output_ids_.begin(), output_ids_.end(), it->second) == output_ids_.end())
+      output_ids_.push_back(it->second);  // an input symbol that is also an output value
+    return it->second;
+  }
+  const int id = int(vocab_.size());
+  id_of_display_.emplace(shown, id);
+  vocab_.push_back(shown);
+  output_ids_.push_back(id);
+  return id;
+}
+
 void Task::draw_held_out() {
   const size_t S = options_.input_vocab.size();
   std::mt19937_64 rng(options_.held_out_seed);

@@ -76,6 +76,10 @@ class Task {
   // Targets for one input given as symbol indices: targets[0] is -1 (BOS), then one per symbol.
   // Returns false (all -1) where the program is undefined on it.
   bool label(const std::vector<int>& symbols, std::vector<int>& targets, std::vector<std::string>* expected = nullptr);
+  // The token id of an output value as displayed; a value the vocabulary lacks is appended to it
+  // (and to output_ids), so ids already handed out never change. For datasets, whose inputs may
+  // show a value the construction's scan missed.
+  int output_id(const std::string& shown);
   // Output values the labeller produced in training that are not in the vocabulary (masked).
   long unrepresentable_targets() const { return unrepresentable_; }
 

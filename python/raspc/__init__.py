@@ -27,13 +27,14 @@ from typing import Any, Optional, Sequence, Union
 import numpy  # noqa: F401
 
 from . import _raspc, circuits
+from ._datasets import dataset
 from .errors import CompileError, FileError, InputError, RaspcError, RaspcWarning, UndefinedError
 
 # An input: a list (or tuple) of tokens, or text in the command line's --input form ("hello", "[3,1,2]").
 Tokens = Union[str, Sequence]
 
 __all__ = [
-    "Program", "Model", "Forward", "View", "parse", "evaluate", "compile", "load", "from_tracr",
+    "Program", "Model", "Forward", "View", "parse", "evaluate", "compile", "load", "from_tracr", "dataset",
     "RaspcError", "CompileError", "InputError", "FileError", "UndefinedError", "RaspcWarning",
 ]
 

@@ -89,5 +89,6 @@ void bind_programs(py::module_& module);
 void bind_models(py::module_& module);
 void bind_builder(py::module_& module);
 void bind_circuits(py::module_& module);
+void bind_datasets(py::module_& module);  // python/src/datasets.cpp
 
 }  // namespace raspc::python

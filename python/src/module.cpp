@@ -117,4 +117,5 @@ PYBIND11_MODULE(_raspc, module) {
   raspc::python::bind_models(module);
   raspc::python::bind_builder(module);
   raspc::python::bind_circuits(module);
+  raspc::python::bind_datasets(module);
 }

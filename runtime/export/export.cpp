@@ -173,42 +173,12 @@ void check_export_path(ExportFormat format, const std::string& path, const std::
     check_output_path(path, flag, inputs);
     return;
   }
-  if (path.empty()) fail_file(flag, "is empty; name the export's folder");
   const std::string usage = std::string("; this format is written as a folder: name a new or empty folder, or one a "
                                         "previous --format ") + export_format_name(format) + " export wrote";
-  std::error_code error;
-  const fs::file_status status = fs::symlink_status(path, error);
-  if (!fs::exists(status)) {
-    const fs::path folder = fs::path(path).lexically_normal();
-    const fs::path trimmed = folder.has_filename() ? folder : folder.parent_path();  // "out/" is out
-    const fs::path parent = trimmed.parent_path().empty() ? fs::path(".") : trimmed.parent_path();
-    if (!fs::is_directory(parent, error))
-      fail_file(path, "cannot create the folder: its parent " + parent.string() + " does not exist");
-    return;
-  }
-  if (!fs::is_directory(status))
-    fail_file(path, std::string("exists and is ") + (fs::is_regular_file(status) ? "a file" : "not a folder") + usage);
   const std::vector<std::string>& ours = export_file_names(format);
-  for (const fs::directory_entry& entry : fs::directory_iterator(path, error)) {
-    const std::string name = entry.path().filename().string();
-    // Importing a tlens export's load_tlens.py or an hf export's raspc_gpt2.py (to_transformer_lens
-    // and to_transformers do) leaves Python's cache beside it: part of the previous export.
-    if (name == "__pycache__" && entry.is_directory(error) &&
-        !entry.is_symlink(error))
-      continue;
-    for (const std::string& input : inputs)
-      if (fs::equivalent(entry.path(), input, error))
-        fail_file(path, "holds " + name + ", the input file " + input +
-                            "; the export would replace it: export into another folder");
-    if (std::find(ours.begin(), ours.end(), name) == ours.end())
-      fail_file(path, "holds " + name + ", which a " + export_format_name(format) +
-                          " export does not write; the export would mix with it" + usage);
-    struct stat st;
-    if (::lstat(entry.path().c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-      fail_file(path, "holds " + name + ", which is " + describe_file_kind(st.st_mode) +
-                          ", not a file a previous export wrote" + usage);
-  }
-  if (error) fail_file(path, "cannot list the folder: " + error.message());
+  check_replaceable_folder(
+      path, flag, inputs, [&](const std::string& name) { return std::find(ours.begin(), ours.end(), name) != ours.end(); },
+      {std::string(export_format_name(format)) + " export", "export", "export into another folder", usage});
 }
 
 std::string join_path(const std::string& folder, const std::string& file) {

@@ -41,6 +41,13 @@ if(RASPC_PYTHON_EXECUTABLE)  # without the module the entries exit 77 (skipped)
                    ${CMAKE_CURRENT_LIST_DIR}/interop/test_circuits_tlens.py)
   set_tests_properties("python: circuits and patches through TransformerLens" PROPERTIES SKIP_RETURN_CODE 77
                        LABELS interop)
+  # raspc dataset -> examples/train_hf.py (transformers' Trainer, CPU) -> raspc import hf -> compare
+  # --trained, and the imported model's raspc run against the Hugging Face model on 200 inputs.
+  add_test(NAME "python: the Hugging Face training path"
+           COMMAND ${RASPC_PYTHON_EXECUTABLE} ${raspc_python_runner} ${RASPC_PYTHON_PATH} --venv
+                   ${CMAKE_CURRENT_LIST_DIR}/interop/test_train_hf.py)
+  set_tests_properties("python: the Hugging Face training path" PROPERTIES SKIP_RETURN_CODE 77 LABELS interop
+                       ENVIRONMENT "RASPC_BINARY=$<TARGET_FILE:raspc>")
   # A corpus of Tracr programs built as Tracr-based benchmarks build them
   # (one process, ids reset before each), each against Tracr's evaluator, and in three orders.
   add_test(NAME "python: a Tracr corpus built as the benchmarks build it"

@@ -5,6 +5,7 @@ import gc
 import html
 import importlib.util
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -758,6 +759,14 @@ ENTRY = {
                                   lambda v: raspc.circuits.score(["a0.0"], v), lambda v: raspc.circuits.score({("embed", "a0.0"): v}, truth),
                                   lambda v: truth.edge_from_hooks(v, None, "blocks.0.hook_mlp_in", None),
                                   lambda v: truth.edge_from_hooks("hook_embed", v, "blocks.0.hook_q_input", 0)),
+    "dataset": lambda v: several(v, lambda v: raspc.dataset(v, n=2), lambda v: raspc.dataset(program, lengths=v, n=2),
+                                 lambda v: raspc.dataset(program, vocab="ab", n=v), lambda v: raspc.dataset(program, vocab=v, n=2),
+                                 lambda v: raspc.dataset(program, vocab="ab", max_len=v, n=2),
+                                 lambda v: raspc.dataset(program, vocab="ab", causal=v, n=2),
+                                 lambda v: raspc.dataset(program, vocab="ab", seed=v, n=2),
+                                 lambda v: raspc.dataset(program, vocab="ab", held_out=v, n=2),
+                                 lambda v: raspc.dataset(program, vocab="ab", threads=v, n=2),
+                                 lambda v: raspc.dataset(program, vocab="ab", n=2, path=inside(v, "d"))),
 }
 for value in HOSTILE:
     try:
@@ -771,7 +780,7 @@ for value in HOSTILE:
 
 def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path):
     entries = [line.split('"')[1] for line in HOSTILE_SCRIPT.splitlines() if line.startswith('    "')]
-    assert len(entries) == 34
+    assert len(entries) == 35
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE_SCRIPT)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
@@ -785,6 +794,42 @@ def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path)
             problems.append(f"{entry}: the process ended with {done.returncode}: {done.stderr[-500:]}")
         problems += done.stdout.splitlines()
     assert problems == []
+
+
+def test_dataset_gives_the_rows_raspc_dataset_writes(tmp_path):
+    program = raspc.Program.from_file(PROGRAMS / "hist.rasp")
+    rows = raspc.dataset(program, lengths=(1, 4), n=300, seed=5, held_out=10, path=tmp_path / "py")
+    binary = os.environ.get("RASPC_BINARY")
+    if binary:  # the command line's rows, line for line
+        subprocess.run([binary, "dataset", str(PROGRAMS / "hist.rasp"), "--lengths", "1-4", "--n", "300", "--seed", "5",
+                        "--held-out", "10", "-o", str(tmp_path / "cli")], check=True, capture_output=True)
+        for split in ("train", "test"):
+            lines = (tmp_path / "cli" / f"{split}-00000-of-00001.jsonl").read_text().splitlines()
+            assert [json.loads(line) for line in lines] == list(rows[split])
+    assert len(rows["train"]) == 300
+    assert rows.card["counts"] == {"train": 300, "test": len(rows["test"]), "train_undefined": 0, "test_undefined": 0}
+    assert rows.card["vocab"][:5] == ["BOS", "a", "b", "c", "d"]
+    # Without the datasets package the folder is the command line's, which train_hf.py reads too.
+    if importlib.util.find_spec("datasets") is None:
+        assert (tmp_path / "py" / "train-00000-of-00001.jsonl").exists()
+    row = rows["train"][0]
+    assert set(row) == {"input", "output", "defined", "undefined", "input_ids", "labels", "length"}
+    assert row["labels"][0] == -100 and len(row["labels"]) == row["length"] + 1
+    expected = raspc.evaluate(program, row["input"])
+    assert row["output"] == [str(v) for v in expected]
+    assert [rows.card["vocab"][i] for i in row["labels"][1:]] == row["output"]
+    # The same seed, the same rows, whatever the threads; an undefined input is kept and marked.
+    assert list(raspc.dataset(program, lengths="1-4", n=300, seed=5, held_out=10, threads=1)["train"]) == list(rows["train"])
+    mean = raspc.parse("aggregate(select(tokens, tokens, ==), tokens);")
+    marked = raspc.dataset(mean, vocab="ab", lengths=(2, 2), n=50, held_out=0)
+    undefined = [r for r in marked["train"] if r["input"][0] == r["input"][1]]
+    assert undefined and all(r["defined"] == [False, False] and r["labels"] == [-100, -100, -100] and
+                             r["undefined"].startswith("<string>:1:1: error: at position 0") for r in undefined)
+    assert marked.card["counts"]["train_undefined"] == len(undefined)
+    with pytest.raises(raspc.InputError, match="lengths: error: give lengths"):
+        raspc.dataset(program, lengths=(4, 2))
+    with pytest.raises(raspc.InputError, match="appears twice"):
+        raspc.dataset(program, vocab=["a", "a"], n=1)
 
 
 def test_the_circuit_patches_ablations_and_scores_of_a_compiled_model():

@@ -16,6 +16,7 @@
 #include "support/diagnostics.hpp"
 #include "tests/runtime/export_readers.hpp"
 #include "tests/runtime/random_model.hpp"
+#include "tests/runtime/temp_folder.hpp"
 
 using namespace raspc;
 using namespace raspc::testing;
@@ -23,16 +24,6 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/raspc-export-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 // 2 layers, 2 heads of 4, an MLP of 12 (not 4C), BOS at 0, every weight random and non-zero.
 Model sample_model(bool causal = true, bool layer_norm = true, Activation activation = Activation::Gelu,
@@ -80,7 +71,7 @@ TEST_CASE("export formats are parsed by name, and an unknown one is refused nami
 }
 
 TEST_CASE("hf export: raspc's own file as model.safetensors, a config HF loads, a tokenizer and a card") {
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   Model model = sample_model(/*causal=*/false);
   export_model(model, ExportFormat::HuggingFace, dir / "hf");
   Model back = load_model(dir / "hf/model.safetensors");
@@ -129,7 +120,7 @@ TEST_CASE("hf export: raspc's own file as model.safetensors, a config HF loads, 
 }
 
 TEST_CASE("hf export of a causal model needs no mask, and an MLP-less model gets one zero unit") {
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   Model model = sample_model(true, true, Activation::Relu, /*n_inner=*/0);
   export_model(model, ExportFormat::HuggingFace, dir / "hf");
   json config = read_json(dir / "hf/config.json");
@@ -154,7 +145,7 @@ TEST_CASE("hf export's card reads the file's compile report field by field") {
   // Found by fuzz_export: a "compile" report with inputs_checked but no mismatches (a file edited,
   // or written by another tool) had the card read a missing key through json's const [], which
   // reads freed memory. The counts are said only when both are there.
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   Model model = sample_model(true);
   model.metadata["compile"] = {{"inputs_checked", 20}, {"mi3matches", 0}};
   export_model(model, ExportFormat::HuggingFace, dir / "partial");
@@ -167,7 +158,7 @@ TEST_CASE("hf export's card reads the file's compile report field by field") {
 }
 
 TEST_CASE("tlens export: weights in TransformerLens's names and per-head shapes, and a config for its loader") {
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   Model model = sample_model(false);
   export_model(model, ExportFormat::TransformerLens, dir / "tl");
   SafetensorsFile file = read_safetensors(read_file_bytes(dir / "tl/model.safetensors"));
@@ -217,7 +208,7 @@ TEST_CASE("tlens export: weights in TransformerLens's names and per-head shapes,
 }
 
 TEST_CASE("tlens export takes what the other formats refuse: no LayerNorm, ReLU, no MLP") {
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   Model model = sample_model(true, false, Activation::Relu, 0);
   export_model(model, ExportFormat::TransformerLens, dir / "tl");
   SafetensorsFile file = read_safetensors(read_file_bytes(dir / "tl/model.safetensors"));
@@ -232,7 +223,7 @@ TEST_CASE("tlens export takes what the other formats refuse: no LayerNorm, ReLU,
 }
 
 TEST_CASE("gguf export: architecture gpt2, llama.cpp's keys, F32 tensors in (out, in) layout") {
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   Model model = sample_model(false);
   export_model(model, ExportFormat::Gguf, dir / "m.gguf");
   GgufFile file = read_gguf(read_file_bytes(dir / "m.gguf"));
@@ -275,7 +266,7 @@ TEST_CASE("gguf export: architecture gpt2, llama.cpp's keys, F32 tensors in (out
 }
 
 TEST_CASE("llmc export: the v3 checkpoint with the vocabulary padded to 128 and the MLP to 4C, and its tokenizer") {
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   Model model = sample_model(true);
   export_model(model, ExportFormat::Llmc, dir / "llmc");
   LlmcFile file = read_llmc(read_file_bytes(dir / "llmc/model.bin"));
@@ -327,7 +318,7 @@ TEST_CASE("llmc export: the v3 checkpoint with the vocabulary padded to 128 and 
 }
 
 TEST_CASE("each format refuses what its runtime cannot run, with the reason and a format that can") {
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   const std::string tlens = "export it with --format tlens, which runs models without LayerNorm exactly\n";
   Model no_ln = sample_model(true, false);
   CHECK(error_of(no_ln, ExportFormat::HuggingFace, dir / "x") ==
@@ -358,7 +349,7 @@ TEST_CASE("each format refuses what its runtime cannot run, with the reason and 
 }
 
 TEST_CASE("a folder export onto an existing file is refused and leaves the file as it was") {
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   write_file_atomically(dir / "model.safetensors", "not a folder");
   CHECK(error_of(sample_model(), ExportFormat::HuggingFace, dir / "model.safetensors") ==
         dir / "model.safetensors" +
@@ -375,7 +366,7 @@ TEST_CASE("a folder export onto an existing file is refused and leaves the file 
 }
 
 TEST_CASE("a folder export never replaces its input or a user's file, and replaces a previous export whole") {
-  TempDir dir;
+  TempFolder dir("raspc-export-test");
   // The raspc model itself is out/model.safetensors, the name TransformerLens's export writes too.
   fs::create_directory(dir / "out");
   save_model(sample_model(), dir / "out/model.safetensors");

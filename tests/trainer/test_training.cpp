@@ -19,16 +19,6 @@ namespace {
 
 std::string program_path(const std::string& name) { return std::string(RASPC_SOURCE_DIR) + "/programs/" + name; }
 
-LoadedProgram program_from_text(const std::string& text) {
-  auto file = std::make_shared<SourceFile>();
-  file->name = "test.rasp";
-  file->text = text;
-  LoadedProgram loaded;
-  loaded.source = file;
-  loaded.program = std::make_shared<Program>(evaluate_program(file));
-  return loaded;
-}
-
 TaskOptions task_options(const std::string& vocab, int max_len, int train_min, int train_max) {
   TaskOptions o;
   o.input_vocab = parse_vocabulary(vocab);
@@ -105,7 +95,7 @@ TEST_CASE("the task's vocabulary is BOS, the input symbols, then the output valu
 
 TEST_CASE("positions where the program is undefined are masked out") {
   // A mean over strings is undefined wherever two equal tokens select each other.
-  LoadedProgram program = program_from_text("aggregate(select(tokens, tokens, ==), tokens);");
+  LoadedProgram program = program_from_text("test.rasp", "aggregate(select(tokens, tokens, ==), tokens);");
   Task task(program.labeller(Mode::Bidirectional), task_options("ab", 3, 1, 3));
   std::vector<int> targets;
   CHECK(task.label({0, 1}, targets));  // "ab" -> a b
