@@ -221,21 +221,24 @@ def main(argv=None):
         lr_scheduler_type="cosine_with_min_lr", lr_scheduler_kwargs={"min_lr_rate": 0.1},
         adam_beta1=0.9, adam_beta2=0.99, adam_epsilon=1e-8, max_grad_norm=1.0, optim="adamw_torch",
         seed=args.seed, data_seed=args.seed, logging_steps=args.logging_steps, save_strategy="no",
-        report_to="none", remove_unused_columns=False, dataloader_num_workers=0, disable_tqdm=True)
+        report_to="none", remove_unused_columns=False, dataloader_num_workers=0, disable_tqdm=True,
+        # Without a GPU, several processes (accelerate launch, torchrun) train together only as
+        # use_cpu says (distributed over gloo); otherwise each would train alone.
+        use_cpu=not torch.cuda.is_available())
     test_rows = list(data["test"])
     curve = HeldOutCurve(test_rows, card, args.eval_every)
     trainer = RaspTrainer(model=model, args=training, train_dataset=data["train"], data_collator=collate(card["bos_id"]),
                           callbacks=[curve], causal=causal)
     result = trainer.train()
+    trainer.save_model(args.output_dir)  # on every process: it writes on the main one only
     if not trainer.is_world_process_zero():
         return
-    trainer.save_model(args.output_dir)
     shutil.copy(card_path, os.path.join(args.output_dir, "raspc_dataset.json"))
     by_length = evaluate_by_length(trainer.model, test_rows, card)
     low, high = card["train_lengths"]
     trained = totals({k: v for k, v in by_length.items() if low <= k <= high})
     metrics = {
-        "steps": result.global_step, "mean_train_loss": result.training_loss,
+        "steps": result.global_step, "processes": training.world_size, "mean_train_loss": result.training_loss,
         "train_runtime_s": result.metrics["train_runtime"],
         "steps_per_second": result.metrics["train_steps_per_second"],
         "parameters": sum(p.numel() for p in trainer.model.parameters()),

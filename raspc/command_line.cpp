@@ -1,6 +1,7 @@
 #include "raspc/command_line.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 
 #include "compiler/compile.hpp"
@@ -60,6 +61,14 @@ std::string conversion_message(const CLI::App& command, const std::string& what,
   return "expects " + expected_value(command.get_option_no_throw(flag)) + ", not \"" + value + "\"";
 }
 
+// CLI11's "Value 0 not in range" as the middle of a sentence; a name in capitals ("PROGRAM is
+// required") stays as written.
+std::string sentence_case(std::string message) {
+  const bool capitals = message.size() > 1 && std::isupper(static_cast<unsigned char>(message[1]));
+  if (!message.empty() && !capitals) message[0] = char(std::tolower(static_cast<unsigned char>(message[0])));
+  return message;
+}
+
 std::string usage_line(const CLI::App& command, const std::string& path) {
   std::string usage = CLI::Formatter().make_usage(&command, path);
   if (!usage.empty() && usage.back() != '\n') usage += '\n';
@@ -113,9 +122,9 @@ int report_command_line_error(CLI::App& app, const CLI::ParseError& error) {
     const size_t colon = message.find(": ");
     origin = message.substr(0, colon);
     message = message.substr(colon + 2);
-    if (!message.empty()) message[0] = char(std::tolower(static_cast<unsigned char>(message[0])));
-  } else if (!message.empty()) {
-    message[0] = char(std::tolower(static_cast<unsigned char>(message[0])));
+    message = sentence_case(message);
+  } else {
+    message = sentence_case(message);
   }
   std::cout.flush();
   std::cerr << origin << ": error: " << message << "\n" << usage_line(command, path);

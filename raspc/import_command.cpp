@@ -7,6 +7,7 @@
 #include "raspc/commands.hpp"
 #include "runtime/hf_import.hpp"
 #include "runtime/safetensors.hpp"
+#include "trainer/program_task.hpp"
 #include "trainer/dataset.hpp"
 
 namespace raspc {
@@ -14,12 +15,16 @@ namespace raspc {
 namespace {
 
 struct ImportOptions {
-  std::string folder, model_path, dataset;
+  std::string format, folder, model_path, dataset;
 };
 
 void run_import_hf(const ImportOptions& o) {
   namespace fs = std::filesystem;
+  if (o.format != "hf") fail_option("FORMAT", o.format, "raspc imports hf (a Hugging Face GPT-2 folder); write `raspc import hf DIR -o M`");
   check_writable_output(o.model_path, "-o", {(fs::path(o.folder) / "model.safetensors").string()});
+  std::error_code error;
+  if (!fs::is_directory(o.folder, error))
+    fail_file(o.folder, "is not a folder; give the folder save_pretrained (or Trainer.save_model) wrote");
   // The card: --dataset's, else the one examples/train_hf.py copies beside the weights.
   const DatasetCard card = read_dataset_card(o.dataset.empty() ? o.folder : o.dataset);
   HfVocabulary vocabulary;
@@ -53,17 +58,17 @@ void run_import_hf(const ImportOptions& o) {
 }  // namespace
 
 void add_import_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("import", "Read a model trained elsewhere into raspc's format: hf (Hugging Face GPT-2)");
-  cmd->require_subcommand(1);
   auto options = std::make_shared<ImportOptions>();
-  auto* hf = cmd->add_subcommand("hf", "A saved Hugging Face GPT-2 folder (config.json, model.safetensors) trained on a "
-                                       "`raspc dataset`");
-  hf->add_option("DIR", options->folder, "The folder save_pretrained or Trainer.save_model wrote")->required();
-  hf->add_option("-o", options->model_path, "The raspc model file to write (.safetensors)")->required();
-  hf->add_option("--dataset", options->dataset,
-                 "The dataset folder (or its raspc_dataset.json) the model was trained on (default: DIR's "
-                 "raspc_dataset.json, which examples/train_hf.py copies there)");
-  hf->callback([options] { run_import_hf(*options); });
+  auto* cmd = app.add_subcommand("import", "Read a model trained elsewhere into raspc's format: `raspc import hf DIR -o M` "
+                                           "(a Hugging Face GPT-2 trained on a `raspc dataset`)");
+  cmd->add_option("FORMAT", options->format, "hf: a saved Hugging Face GPT-2 folder (config.json, model.safetensors)")
+      ->required();
+  cmd->add_option("DIR", options->folder, "The folder save_pretrained or Trainer.save_model wrote")->required();
+  cmd->add_option("-o", options->model_path, "The raspc model file to write (.safetensors)")->required();
+  cmd->add_option("--dataset", options->dataset,
+                  "The dataset folder (or its raspc_dataset.json) the model was trained on (default: DIR's "
+                  "raspc_dataset.json, which examples/train_hf.py copies there)");
+  cmd->callback([options] { run_import_hf(*options); });
 }
 
 }  // namespace raspc

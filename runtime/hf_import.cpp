@@ -266,13 +266,26 @@ Model import_hf_gpt2(const std::string& folder, const HfVocabulary& vocabulary) 
   for (int i = 0; i < c.n_embd; ++i) model.residual_labels.push_back("d" + std::to_string(i));
   model.metadata["mode"] = c.causal ? "causal" : "bidirectional";
   model.metadata["output"] = vocabulary.output;
+  // A config whose weights cannot be in the files is refused before anything is allocated for it
+  // (two bytes a weight at the least: float16 and bfloat16).
+  const std::vector<std::string> files = weight_files(folder);
+  {
+    long double bytes = 0;
+    for (const std::string& file : files) bytes += (long double)fs::file_size(file, error);
+    const long double C = c.n_embd, I = c.n_inner;
+    const long double per_layer = 4 * C + 3 * C * C + 3 * C + C * C + C + (I > 0 ? 2 * C * I + I + C : 0);
+    const long double weights = (long double)c.vocab_size * C + (long double)c.n_positions * C + c.n_layer * per_layer + 2 * C;
+    if (2 * weights > bytes)
+      fail_file(config_file, "describes a model of " + std::to_string((unsigned long long)weights) +
+                                 " weights, more than its weight files' " + std::to_string((unsigned long long)bytes) +
+                                 " bytes can hold; are they this config's?");
+  }
   model.allocate();
 
   const std::vector<ParameterSpec> specs = parameter_specs(c);
   std::map<std::string, const ParameterSpec*> expected;
   for (const ParameterSpec& spec : specs) expected[spec.name] = &spec;
   WeightReader reader(model, expected);
-  const std::vector<std::string> files = weight_files(folder);
   for (const std::string& file : files) reader.read(file);
   for (const ParameterSpec& spec : specs)
     if (expected.count(spec.name))

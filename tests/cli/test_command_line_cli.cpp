@@ -63,6 +63,8 @@ TEST_CASE("command line: a bad value names the flag and what it expects, a missi
   Result required = raspc_cli("generate");
   CHECK(required.code == 1);
   CHECK(required.err.rfind("raspc generate: error: model is required\nUsage: raspc generate [OPTIONS] model\n", 0) == 0);
+  // A positional named in capitals keeps them.
+  CHECK(raspc_cli("train").err.rfind("raspc train: error: PROGRAM is required\n", 0) == 0);
   Result range = raspc_cli("bench --samples 0");
   CHECK(range.code == 1);
   CHECK(range.err.rfind("--samples: error: value 0 not in range 1 to 1000\nUsage: raspc bench [OPTIONS] [targets...]\n", 0) == 0);

@@ -178,6 +178,9 @@ TEST_CASE("what raspc's forward cannot run is refused, naming the file and the r
   CHECK(with("model_type", "llama") ==
         config_path + ": error: \"model_type\" is \"llama\"; raspc imports GPT-2 models (\"gpt2\") only\n");
   CHECK(with("n_head", 3) == config_path + ": error: n_embd 8 is not a multiple of n_head 3\n");
+  // A config far larger than its weights is refused before anything is allocated for it.
+  CHECK(with("n_positions", 1 << 20).find(config_path + ": error: describes a model of 8389728 weights, more than its "
+                                                        "weight files' ") == 0);
   write_json(config_path, config);
 
   // An untied lm_head, a missing tensor, a tensor GPT-2 has not, a shape that is not the config's.

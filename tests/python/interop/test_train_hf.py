@@ -103,3 +103,19 @@ def test_python_dataset_is_a_dataset_dict_and_writes_parquet_train_hf_reads(tmp_
     out = sh([sys.executable, str(REPO / "examples" / "train_hf.py"), "data", "--layers", "1", "--d-model", "16",
               "--steps", "20", "-o", "hf"], tmp_path, env)
     assert "20 steps in" in out
+
+
+def test_train_hf_trains_on_two_processes_under_torchrun(tmp_path):
+    # What `accelerate launch` does on several GPUs, here on the CPU: two processes of the same
+    # script (DDP over gloo), each a batch a step, one of them writing the model and the metrics.
+    env = offline_env(tmp_path)
+    sh([RASPC, "dataset", str(REPO / "programs" / "hist.rasp"), "--lengths", "1-5", "--n", "2000", "-o", "data"], tmp_path)
+    torchrun = Path(sys.executable).parent / "torchrun"
+    out = sh([str(torchrun), "--nproc_per_node", "2", str(REPO / "examples" / "train_hf.py"), "data", "--layers", "1",
+              "--d-model", "16", "--steps", "30", "--eval-every", "10", "-o", "hf"], tmp_path, env)
+    assert out.count("30 steps in") == 1  # the main process alone reports
+    metrics = json.loads((tmp_path / "hf" / "metrics.json").read_text())
+    assert metrics["processes"] == 2 and metrics["steps"] == 30
+    assert [p["step"] for p in metrics["curve"]] == [10, 20, 30]
+    sh([RASPC, "import", "hf", "hf", "-o", "trained.safetensors"], tmp_path)
+    assert sh([RASPC, "run", "trained.safetensors", "--input", "abca"], tmp_path).startswith("[")
