@@ -17,7 +17,9 @@ done
 "$python" -c 'import torch' 2>/dev/null || { echo "peers.sh: $python has no torch (scripts/setup-interop.sh makes a venv with it, or set PYTHON)" >&2; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+isa=$(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || { grep -qw avx2 /proc/cpuinfo && echo AVX2 || echo "neither AVX2 nor AVX-512"; })
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $isa, $(nproc) cores; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "threads: 1 for every figure of both (train_bench's last line: every core), torch.set_num_threads(1); build: $(grep -m1 '^CMAKE_CXX_FLAGS_RELEASE' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2-) $(grep -m1 '^RASPC_NATIVE' "$build/CMakeCache.txt" 2>/dev/null)"
 echo "compiler: $(${CXX:-c++} --version | head -1); $("$python" --version)"
 "$build/runtime_bench" "$seconds" | tee "$out/runtime.txt"
 "$build/train_bench" "$steps" | tee "$out/train.txt"

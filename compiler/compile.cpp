@@ -3,6 +3,7 @@
 #include "compiler/compile.hpp"
 
 #include <algorithm>
+#include <thread>
 
 #include "runtime/flops.hpp"
 #include "runtime/safetensors.hpp"
@@ -72,6 +73,11 @@ void check_pass_name(const std::string& name, const std::string& option) {
   const std::string nearest = closest_name(name, names);
   fail_file(option, "unknown pass \"" + name + "\"; the passes, in order, are " + list +
                         (nearest.empty() ? "" : "; did you mean `" + nearest + "`?"));
+}
+
+unsigned verification_threads(const CompileOptions& options) {
+  if (options.device != Device::Cpu) return 1;
+  return options.threads > 0 ? unsigned(options.threads) : std::max(1u, std::thread::hardware_concurrency());
 }
 
 void check_compile_limits(int max_len, int verify_len, long samples, const OptionNames& names) {

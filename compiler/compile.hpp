@@ -34,6 +34,9 @@ struct CompileOptions {
   // naming the s-op that contributes most. 0: no limit.
   size_t max_parameters = 200'000'000;
   Device device = Device::Cpu;
+  // Threads the CPU verification checks its batches on (verification_threads): 0 is every core.
+  // The report is the same for every count, to the last bit of a margin.
+  int threads = 0;
   std::string source_text;   // stored in the model's metadata
   std::string dump_after;    // a pass name: its result goes to CompileResult::dump and on_dump
   // Called with the dump as soon as dump_after's pass finishes: a later pass may still throw (a
@@ -63,6 +66,11 @@ struct OptionNames {
   std::string max_len, verify_len, samples;
 };
 void check_compile_limits(int max_len, int verify_len, long samples, const OptionNames& names);
+
+// The threads a verification with these options runs on: `threads`, or every core for 0, on the
+// CPU; one on CUDA (one device runs one batch at a time).
+unsigned verification_threads(const CompileOptions& options);
+constexpr int kMaxThreads = 1024;
 
 struct CompileReport {
   ModelConfig config;  // the assembled model's, whole (on_assembled has no model to read it from)

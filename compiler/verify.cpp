@@ -238,7 +238,7 @@ class Pool {
     // One CUDA device runs one batch at a time; the CPU forward is single-threaded (Eigen without
     // OpenMP), so a thread per core each running whole batches uses them all: 1.8 times as fast
     // on 2 cores for sort and reverse at length 64.
-    threads_ = o.device == Device::Cpu ? std::max(1u, std::thread::hardware_concurrency()) : 1;
+    threads_ = verification_threads(o);
   }
   bool numerical() const { return checkers_[0]->numerical; }
   // The inputs to check, what each length costs (estimate_verification, on the verification

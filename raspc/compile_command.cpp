@@ -46,7 +46,7 @@ void add_compile_command(CLI::App& app) {
   struct Args {
     std::string file, vocab, output_name, out_path, activation = "gelu", dump_after, device = "cpu", export_format,
         export_path;
-    int max_len = 16, verify_len = 0;
+    int max_len = 16, verify_len = 0, threads = 0;
     long samples = 10000;
     double max_parameters = 200e6;
     bool causal = false, no_layernorm = false, no_verify = false, force = false, explain = false, json = false;
@@ -75,6 +75,9 @@ void add_compile_command(CLI::App& app) {
   auto* dump_option = cmd->add_option("--dump-after", args->dump_after, "Print a pass's result, one of:" + passes);
   auto* explain_option = cmd->add_flag("--explain", args->explain, "Say why each s-op got its encoding and its block");
   cmd->add_option("--device", args->device, "Verify on cpu or cuda")->capture_default_str();
+  cmd->add_option("--threads", args->threads,
+                  "Threads the CPU verification runs on (0: every core); the report is the same for every count")
+      ->capture_default_str();
   cmd->add_option("--export", args->export_format, "Also export the model: hf, tlens, gguf or llmc (see raspc export)");
   cmd->add_option("--export-to", args->export_path,
                   "Where --export writes (default: -o's path with .hf, .tlens, .gguf or .llmc for its extension)");
@@ -108,6 +111,10 @@ void add_compile_command(CLI::App& app) {
     options.verify_len = args->verify_len;
     options.samples = args->samples;
     options.device = device_option(args->device);
+    if (args->threads < 0 || args->threads > kMaxThreads)
+      fail_file("--threads", "must be from 0 (every core) to " + std::to_string(kMaxThreads) + ", not " +
+                                 std::to_string(args->threads));
+    options.threads = args->threads;
     options.source_text = source->text;
     options.explain = args->explain;
     std::optional<ExportFormat> export_format;
@@ -136,7 +143,7 @@ void add_compile_command(CLI::App& app) {
     // The shape is known long before the verification ends (51-79 s for most_freq at length 16):
     // it is printed at once, and the verification shows its progress on standard error.
     if (!args->json) options.on_assembled = [](const CompileReport& r) { std::cout << describe_shape(r) << std::flush; };
-    VerifyProgress progress;
+    VerifyProgress progress("verifying", verification_threads(options));
     options.on_verify_progress = [&progress](long done, long total, double work) { progress.update(done, total, work); };
     EvaluateOptions evaluate_options;
     evaluate_options.output_name = args->output_name;

@@ -23,8 +23,10 @@ std::string minutes_seconds(double seconds) {
 
 }  // namespace
 
-VerifyProgress::VerifyProgress(std::string what)
-    : what_(std::move(what)), terminal_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()), last_line_(start_) {
+VerifyProgress::VerifyProgress(std::string what, unsigned threads)
+    : what_(std::move(what)),
+      on_threads_(threads ? " on " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") : ""),
+      terminal_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()), last_line_(start_) {
   // The interval is a setting for logs (and for the tests, which set 0 to see every round).
   const char* every = std::getenv("RASPC_PROGRESS_INTERVAL");
   char* end = nullptr;
@@ -53,17 +55,19 @@ void VerifyProgress::update(long done, long total, double work) {
       return;
     }
     const int width = 30, filled = int(fraction * width);
-    std::fprintf(stderr, "\r%s [%s%s] %3d%%  %s of %s inputs  %s left ", what_.c_str(), std::string(size_t(filled), '#').c_str(),
-                 std::string(size_t(width - filled), '.').c_str(), int(100 * fraction), with_commas(double(done)).c_str(),
-                 with_commas(double(total)).c_str(), left.c_str());
+    std::fprintf(stderr, "\r%s [%s%s] %3d%%  %s of %s inputs%s  %s left ", what_.c_str(),
+                 std::string(size_t(filled), '#').c_str(), std::string(size_t(width - filled), '.').c_str(),
+                 int(100 * fraction), with_commas(double(done)).c_str(), with_commas(double(total)).c_str(),
+                 on_threads_.c_str(), left.c_str());
     std::fflush(stderr);
     bar_shown_ = true;
     return;
   }
   if (done >= total || std::chrono::duration<double>(now - last_line_).count() < line_every_s_) return;
   last_line_ = now;
-  std::fprintf(stderr, "%s: %s of %s inputs (%d%%), %s elapsed, about %s left\n", what_.c_str(), with_commas(double(done)).c_str(),
-               with_commas(double(total)).c_str(), int(100 * fraction), minutes_seconds(elapsed).c_str(), left.c_str());
+  std::fprintf(stderr, "%s: %s of %s inputs%s (%d%%), %s elapsed, about %s left\n", what_.c_str(),
+               with_commas(double(done)).c_str(), with_commas(double(total)).c_str(), on_threads_.c_str(),
+               int(100 * fraction), minutes_seconds(elapsed).c_str(), left.c_str());
   std::fflush(stderr);
 }
 

@@ -106,7 +106,8 @@ def evaluate(program: Program, tokens: Tokens, *, causal: bool = False, trace: b
 def compile(program: Program, *, vocab: Union[None, str, Sequence] = None, max_len: int = 16,
             causal: Optional[bool] = None, layer_norm: bool = True, verify: bool = True, activation: str = "gelu",
             verify_len: int = 0, samples: int = 10000, seed: int = 1, device: str = "cpu",
-            dump_after: Optional[str] = None, explain: bool = False, progress: Optional[bool] = None) -> Model:
+            dump_after: Optional[str] = None, explain: bool = False, progress: Optional[bool] = None,
+            threads: int = 0) -> Model:
     """Compiles a program into a verified GPT-2 Model. ``vocab`` defaults to the program's
     ``# vocab:`` line (a str is read as the CLI's ``--vocab``: "abc", "a b c", "[1,2,3]");
     ``causal`` defaults to its ``# causal:`` line. A refusal, or a verification that finds a
@@ -116,7 +117,8 @@ def compile(program: Program, *, vocab: Union[None, str, Sequence] = None, max_l
     (tqdm's, in a notebook its widget where ipywidgets is installed); None (the default) shows it
     when tqdm is installed and the verification runs over two seconds, True always (a plain line
     on stderr without tqdm), False never. Ctrl-C (a notebook's stop button) ends a compile with
-    KeyboardInterrupt."""
+    KeyboardInterrupt. ``threads``: the CPU verification's threads (0, the default: every core);
+    the report is the same for every count."""
     native = _native_program(program)
     if vocab is None:
         vocab = native.vocab
@@ -129,6 +131,9 @@ def compile(program: Program, *, vocab: Union[None, str, Sequence] = None, max_l
     _expect(verify_len, int, "verify_len", "a whole number")
     _expect(samples, int, "samples", "a whole number")
     _expect(seed, int, "seed", "a whole number")
+    _expect(threads, int, "threads", "a whole number")
+    if not 0 <= threads <= 1024:
+        raise InputError(f"threads: error: must be from 0 (every core) to 1024, not {threads}")
     if seed < 0 or seed >= 2 ** 64:
         raise InputError(f"seed: error: must be from 0 to 2^64 - 1, not {seed}")
     if progress is not None:
@@ -151,7 +156,7 @@ def compile(program: Program, *, vocab: Union[None, str, Sequence] = None, max_l
             raise InputError(f"{name}: error: must be {bound}, not {value}")
     with _VerifyProgress(progress) as bar:
         native_model = _raspc.compile(native, list(vocab), max_len, causal, layer_norm, activation, verify, verify_len,
-                                      samples, seed, device, dump_after or "", explain, bar.update)
+                                      samples, seed, device, dump_after or "", explain, bar.update, threads)
     return Model(native_model, getattr(program, "_codec", None))
 
 

@@ -153,8 +153,13 @@ void print_to_python_stdout(const std::string& text) {
 CompileOptions compile_options(const PyProgram& program, const py::handle& vocab, int max_len, bool causal,
                                bool layer_norm, const std::string& activation, bool verify, int verify_len,
                                long samples, uint64_t seed, const std::string& device,
-                               const std::string& dump_after, bool explain, const py::object& progress) {
+                               const std::string& dump_after, bool explain, const py::object& progress,
+                               int threads) {
   CompileOptions options;
+  if (threads < 0 || threads > kMaxThreads)
+    fail_file("threads", "must be from 0 (every core) to " + std::to_string(kMaxThreads) + ", not " +
+                             std::to_string(threads));
+  options.threads = threads;
   if (!progress.is_none() && !PyCallable_Check(progress.ptr()))
     fail_file("progress", std::string("must be a function of (done, total) or None, not ") + Py_TYPE(progress.ptr())->tp_name);
   if (!py::isinstance<py::list>(vocab) && !py::isinstance<py::tuple>(vocab) && !py::isinstance<py::set>(vocab) &&
@@ -380,16 +385,17 @@ void bind_models(py::module_& module) {
       "compile",
       [](const PyProgram& program, const py::object& vocab, int max_len, bool causal, bool layer_norm,
          const std::string& activation, bool verify, int verify_len, long samples, uint64_t seed,
-         const std::string& device, const std::string& dump_after, bool explain, const py::object& progress) {
+         const std::string& device, const std::string& dump_after, bool explain, const py::object& progress,
+         int threads) {
         CompileOptions options = translating_errors("InputError", [&] {
           return compile_options(program, vocab, max_len, causal, layer_norm, activation, verify, verify_len, samples,
-                                 seed, device, dump_after, explain, progress);
+                                 seed, device, dump_after, explain, progress, threads);
         });
         return translating_errors("CompileError", [&] { return compile(program, options); });
       },
       py::arg("program"), py::arg("vocab"), py::arg("max_len"), py::arg("causal"), py::arg("layer_norm"),
       py::arg("activation"), py::arg("verify"), py::arg("verify_len"), py::arg("samples"), py::arg("seed"),
-      py::arg("device"), py::arg("dump_after"), py::arg("explain"), py::arg("progress"));
+      py::arg("device"), py::arg("dump_after"), py::arg("explain"), py::arg("progress"), py::arg("threads") = 0);
 }
 
 }  // namespace raspc::python

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/safetensors.hpp"
 #include "tests/cli/run_raspc.hpp"
 
@@ -241,4 +243,22 @@ TEST_CASE("compile cli: --vocab naming <bos> is refused before compiling") {
   CHECK(r.out.empty());
   CHECK(r.err == "--vocab:1:1: error: \"<bos>\" is the name of a model's beginning-of-sequence token, so it cannot be "
                  "an input symbol\n  <bos> a b\n  ^~~~~\n");
+}
+
+TEST_CASE("compile cli: --threads changes the verification's threads, never its report") {
+  auto report = [](const std::string& threads) {
+    Result r = raspc_cli("compile programs/most_freq.rasp --max-len 6 --samples 300 --json --threads " + threads);
+    REQUIRE(r.code == 0);
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    j.erase("compile_ms");  // the times are the only fields a thread count may change
+    j.erase("verify_ms");
+    return j;
+  };
+  const nlohmann::json one = report("1");
+  CHECK(one["inputs_checked"].get<long>() > 1000);
+  CHECK(report("2") == one);
+  CHECK(report("0") == one);
+  Result bad = raspc_cli("compile programs/hist.rasp --threads -1");
+  CHECK(bad.code == 1);
+  CHECK(bad.err == "--threads: error: must be from 0 (every core) to 1024, not -1\n");
 }

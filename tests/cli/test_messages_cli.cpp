@@ -39,12 +39,12 @@ TEST_CASE("messages: compile without -o says that nothing is written") {
 
 TEST_CASE("messages: piped, the verification's progress is a line at each interval, on stderr") {
   // RASPC_PROGRESS_INTERVAL=0: a line after every round of checked batches but the last.
-  Result r = raspc_cli("compile programs/hist.rasp --max-len 8 --samples 20000", "RASPC_PROGRESS_INTERVAL=0");
+  Result r = raspc_cli("compile programs/hist.rasp --max-len 8 --samples 20000 --threads 2", "RASPC_PROGRESS_INTERVAL=0");
   CHECK(r.code == 0);
   const size_t lines = count_lines_starting(r.err, "verifying: ");
   CHECK(lines >= 1);
   CHECK(lines == count_lines_starting(r.err, ""));  // nothing else on stderr
-  CHECK(r.err.find(" of 87,380 inputs (") != std::string::npos);
+  CHECK(r.err.find(" of 87,380 inputs on 2 threads (") != std::string::npos);
   CHECK(r.err.find("% ), ") == std::string::npos);
   CHECK(r.err.find(" elapsed, about ") != std::string::npos);
   CHECK(r.err.find("\r") == std::string::npos);  // no terminal bar in a log

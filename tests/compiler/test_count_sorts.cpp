@@ -3,6 +3,8 @@
 // verification checks the source, not the rewrite.
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 #include "compile_helpers.hpp"
 #include "compiler/ir.hpp"
 #include "compiler/pipeline.hpp"
@@ -136,6 +138,37 @@ TEST_CASE("verification interprets the program as written, not the compiler's re
   INFO(descending.first_mismatch);
   // (The model follows its own program, so the residual departs from no s-op of it.)
   CHECK(descending.first_mismatch == "input [2,1]: expected [2,1], the model gives [1,2] (first at position 0)");
+}
+
+TEST_CASE("verification's report is the same on 1, 2 and 3 threads: mismatches, the first, margins to the bit") {
+  // Batches are checked in parallel and their tallies added in input order (compiler/verify.cpp):
+  // the ascending sort checked against itself and against the descending one, exhaustively up to
+  // length 3 and on sampled inputs at 4 and 5, nine batches.
+  ProgramFile f = load_program("sort");
+  CompileOptions o = test_options(header_vocabulary(f.header), 5, Mode::Bidirectional);
+  o.exhaustive_limit = 100;
+  o.samples = 4000;  // three batches at each sampled length (8192 tokens a batch)
+  const CompiledByHand compiled = compile_by_hand(count_sorts_of(f.program, o).after, o);
+  const Program descending = program_from_text("sort(tokens, -tokens);");
+  for (const Program* source : {static_cast<const Program*>(&f.program), &descending}) {
+    std::vector<CompileReport> reports;
+    for (int threads : {1, 2, 3}) {
+      o.threads = threads;
+      reports.push_back(compiled.verify(compiled.model, *source, o));
+    }
+    const CompileReport& one = reports[0];
+    CHECK(one.inputs_checked == 4 + 16 + 64 + 4000 + 4000);
+    CHECK((one.mismatches > 0) == (source == &descending));
+    for (const CompileReport& r : reports) {
+      CHECK(r.inputs_checked == one.inputs_checked);
+      CHECK(r.checked_by_length == one.checked_by_length);
+      CHECK(r.mismatches == one.mismatches);
+      CHECK(r.first_mismatch == one.first_mismatch);
+      CHECK(r.first_departure == one.first_departure);
+      CHECK(std::memcmp(&r.min_logit_margin, &one.min_logit_margin, sizeof(double)) == 0);
+      CHECK(std::memcmp(&r.worst_numerical_error, &one.worst_numerical_error, sizeof(double)) == 0);
+    }
+  }
 }
 
 TEST_CASE("width_steps: indices < selector_width is one head and one step, in both modes, and its negation too") {

@@ -731,6 +731,7 @@ ENTRY = {
     "compile device": lambda v: raspc.compile(program, vocab="ab", max_len=2, device=v),
     "compile activation": lambda v: raspc.compile(program, vocab="ab", max_len=2, activation=v),
     "compile progress": lambda v: raspc.compile(program, vocab="ab", max_len=2, progress=v),
+    "compile threads": lambda v: raspc.compile(program, vocab="ab", max_len=2, threads=v),
     "load": lambda v: raspc.load(v),
     "run": lambda v: model.run(v),
     "run device": lambda v: model.run("ab", device=v),
@@ -780,7 +781,7 @@ for value in HOSTILE:
 
 def test_every_entry_point_answers_hostile_arguments_with_raspc_errors(tmp_path):
     entries = [line.split('"')[1] for line in HOSTILE_SCRIPT.splitlines() if line.startswith('    "')]
-    assert len(entries) == 35
+    assert len(entries) == 36
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE_SCRIPT)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
