@@ -254,10 +254,14 @@ class Pool {
     if (on_progress_) on_progress_(0, total_, 0.0);
   }
 
-  // Queues one batch (inputs of one length); checks the queue once it holds a round's worth.
+  // Queues one batch (inputs of one length); checks the queue once it holds a round's worth:
+  // 16 batches a thread, since every thread waits at the end of a round for the slowest batch (at 4
+  // a thread, 2 threads took 0.61-0.74 of one thread's wall time on 10 of the 19 programs at
+  // length 16; bench/RESULTS.md, "Verification on every core"). A round is also when the
+  // progress (and Python's Ctrl-C) is seen: 32 batches of at most 8192 tokens.
   void add(std::vector<std::vector<int>> batch) {
     queue_.push_back(std::move(batch));
-    if (queue_.size() >= 4 * threads_) flush();
+    if (queue_.size() >= kBatchesPerThread * threads_) flush();
   }
 
   void flush() {
@@ -311,6 +315,7 @@ class Pool {
   long done_ = 0, total_ = 0;
   std::vector<double> seconds_by_length_;
   double done_seconds_ = 0, total_seconds_ = 0;
+  static constexpr unsigned kBatchesPerThread = 16;
   unsigned threads_ = 1;
   std::vector<std::unique_ptr<Checker>> checkers_;
   std::vector<std::vector<std::vector<int>>> queue_;
