@@ -61,10 +61,6 @@ void run_dataset(const DatasetCommandOptions& o) {
   options.mode = causal ? Mode::Causal : Mode::Bidirectional;
   options.shard_rows = o.shard_rows;
   options.threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  options.program_name = o.program.substr(o.program.rfind('/') == std::string::npos ? 0 : o.program.rfind('/') + 1);
-  options.output_name = program.program->named_in_source(program.program->output)
-                            ? program.program->label(program.program->output)
-                            : program.program->source_of(program.program->output);
 
   VerifyProgress progress("labelling");
   const DatasetSummary summary = naming_errors(o.program, [&] {

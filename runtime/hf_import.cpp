@@ -5,10 +5,12 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
+#include "support/json_file.hpp"
 
 namespace raspc {
 
@@ -57,12 +59,7 @@ int config_int(const json& config, const std::string& file, const char* key, lon
 }
 
 ModelConfig read_config(const std::string& file, const HfVocabulary& vocabulary) {
-  json config;
-  try {
-    config = json::parse(read_file_bytes(file));
-  } catch (const json::exception& e) {
-    fail_file(file, std::string("is not valid JSON: ") + e.what());
-  }
+  const json config = read_json_file(file);
   if (!config.is_object()) fail_file(file, "is not a JSON object; a Hugging Face config.json is one");
   if (config.value("model_type", json()).dump() != "\"gpt2\"")
     fail_file(file, "\"model_type\" is " + config.value("model_type", json()).dump() +
@@ -76,15 +73,13 @@ ModelConfig read_config(const std::string& file, const HfVocabulary& vocabulary)
   c.vocab_size = config_int(config, file, "vocab_size", 1, 1 << 24);
   if (c.n_embd % c.n_head != 0)
     fail_file(file, "n_embd " + std::to_string(c.n_embd) + " is not a multiple of n_head " + std::to_string(c.n_head));
-  const std::string activation = config.value("activation_function", json("gelu_new")).is_string()
-                                     ? config.value("activation_function", std::string("gelu_new"))
-                                     : "";
+  const json activation = config.value("activation_function", json("gelu_new"));
   if (activation == "gelu_new" || activation == "gelu_pytorch_tanh") {
     c.activation = Activation::Gelu;
   } else if (activation == "relu") {
     c.activation = Activation::Relu;
   } else {
-    fail_file(file, "\"activation_function\" is " + config.value("activation_function", json()).dump() +
+    fail_file(file, "\"activation_function\" is " + activation.dump() +
                         "; raspc's MLP computes tanh GELU (\"gelu_new\") or \"relu\", and another activation would "
                         "give other outputs");
   }
@@ -113,30 +108,15 @@ class WeightReader {
       : model_(model), expected_(expected) {}
 
   void read(const std::string& path) {
-    InputFile file(path);
-    char prefix[8] = {};
-    if (file.size() < 8) fail_file(path, "is too short to be a safetensors file");
-    file.read_at(0, prefix, 8);
-    uint64_t header_length = 0;
-    for (int i = 7; i >= 0; --i) header_length = header_length << 8 | uint8_t(prefix[i]);
-    if (header_length > kMaxHeaderBytes || header_length > file.size() - 8)
-      fail_file(path, "its header length (" + std::to_string(header_length) +
-                          " bytes) does not fit the file; is it a safetensors file?");
-    std::string text(size_t(header_length), '\0');
-    file.read_at(8, text.data(), header_length);
-    json header;
-    try {
-      header = json::parse(text);
-    } catch (const json::exception& e) {
-      fail_file(path, std::string("its header is not valid JSON: ") + e.what());
-    }
-    if (!header.is_object()) fail_file(path, "its header is not a JSON object");
-    const uint64_t data_start = 8 + header_length, data_size = file.size() - data_start;
+    auto file = std::make_shared<InputFile>(path);
+    uint64_t data_start = 0;
+    const json header = read_header(path, *file, data_start);
+    const uint64_t data_size = file->size() - data_start;
     for (const auto& [key, entry] : header.items()) {
       if (key == "__metadata__") continue;
       std::string name = key.rfind("transformer.", 0) == 0 ? key.substr(12) : key;
       if (name == "lm_head.weight") {
-        lm_head_ = {path, entry};
+        lm_head_ = {path, file, data_start, data_size, entry};
         continue;
       }
       // Older transformers saved the causal mask and its fill value as buffers: not parameters.
@@ -147,27 +127,22 @@ class WeightReader {
       auto it = expected_.find("transformer." + name);
       if (it == expected_.end())
         fail_file(path, "holds tensor \"" + key + "\", which a GPT-2 of this config (config.json) does not have");
-      read_tensor(path, file, data_start, data_size, key, entry, *it->second, model_.storage.data() + it->second->offset);
+      read_tensor(path, *file, data_start, data_size, key, entry, *it->second, model_.storage.data() + it->second->offset);
       expected_.erase(it);
     }
   }
 
   // An lm_head.weight, where a file held one: it must equal the token embedding (tied).
   void check_lm_head(const ParameterSpec& wte) {
-    if (lm_head_.first.empty()) return;
-    InputFile file(lm_head_.first);
-    char prefix[8];
-    file.read_at(0, prefix, 8);
-    uint64_t header_length = 0;
-    for (int i = 7; i >= 0; --i) header_length = header_length << 8 | uint8_t(prefix[i]);
+    if (!lm_head_.file) return;
     std::vector<float> head(wte.size());
-    read_tensor(lm_head_.first, file, 8 + header_length, file.size() - 8 - header_length, "lm_head.weight",
-                lm_head_.second, wte, head.data());
+    read_tensor(lm_head_.path, *lm_head_.file, lm_head_.data_start, lm_head_.data_size, "lm_head.weight",
+                lm_head_.entry, wte, head.data());
     const float* embedding = model_.storage.data() + wte.offset;
     for (size_t i = 0; i < head.size(); ++i)
       if (head[i] != embedding[i])
-        fail_file(lm_head_.first, "lm_head.weight differs from the token embedding at flat index " + std::to_string(i) +
-                                      "; raspc's output layer is tied to the embedding");
+        fail_file(lm_head_.path, "lm_head.weight differs from the token embedding at flat index " + std::to_string(i) +
+                                     "; raspc's output layer is tied to the embedding");
   }
 
  private:
@@ -213,9 +188,41 @@ class WeightReader {
     }
   }
 
+  // A safetensors file's JSON header (after its 8-byte little-endian length); `data_start` is
+  // where its tensors' data begins.
+  static json read_header(const std::string& path, const InputFile& file, uint64_t& data_start) {
+    if (file.size() < 8) fail_file(path, "is too short to be a safetensors file");
+    char prefix[8];
+    file.read_at(0, prefix, 8);
+    uint64_t header_length = 0;
+    for (int i = 7; i >= 0; --i) header_length = header_length << 8 | uint8_t(prefix[i]);
+    if (header_length > kMaxHeaderBytes || header_length > file.size() - 8)
+      fail_file(path, "its header length (" + std::to_string(header_length) +
+                          " bytes) does not fit the file; is it a safetensors file?");
+    std::string text(size_t(header_length), '\0');
+    file.read_at(8, text.data(), header_length);
+    json header;
+    try {
+      header = json::parse(text);
+    } catch (const json::exception& e) {
+      fail_file(path, std::string("its header is not valid JSON: ") + e.what());
+    }
+    if (!header.is_object()) fail_file(path, "its header is not a JSON object");
+    data_start = 8 + header_length;
+    return header;
+  }
+
+  // Where an lm_head.weight was found, read once the embedding it must equal is in.
+  struct LmHead {
+    std::string path;
+    std::shared_ptr<InputFile> file;
+    uint64_t data_start = 0, data_size = 0;
+    json entry;
+  };
+
   Model& model_;
   std::map<std::string, const ParameterSpec*>& expected_;
-  std::pair<std::string, json> lm_head_;
+  LmHead lm_head_;
 };
 
 // The safetensors files of a folder: the index's shards, or model.safetensors.
@@ -223,12 +230,7 @@ std::vector<std::string> weight_files(const std::string& folder) {
   const fs::path index = fs::path(folder) / "model.safetensors.index.json";
   std::error_code error;
   if (fs::exists(index, error)) {
-    json j;
-    try {
-      j = json::parse(read_file_bytes(index.string()));
-    } catch (const json::exception& e) {
-      fail_file(index.string(), std::string("is not valid JSON: ") + e.what());
-    }
+    const json j = read_json_file(index.string());
     if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
       fail_file(index.string(), "has no \"weight_map\" object; a sharded checkpoint's index names each tensor's file");
     std::set<std::string> files;
@@ -269,16 +271,17 @@ Model import_hf_gpt2(const std::string& folder, const HfVocabulary& vocabulary) 
   // A config whose weights cannot be in the files is refused before anything is allocated for it
   // (two bytes a weight at the least: float16 and bfloat16).
   const std::vector<std::string> files = weight_files(folder);
+  // (read_config's bounds keep the count within 64 bits.)
   {
-    long double bytes = 0;
-    for (const std::string& file : files) bytes += (long double)fs::file_size(file, error);
-    const long double C = c.n_embd, I = c.n_inner;
-    const long double per_layer = 4 * C + 3 * C * C + 3 * C + C * C + C + (I > 0 ? 2 * C * I + I + C : 0);
-    const long double weights = (long double)c.vocab_size * C + (long double)c.n_positions * C + c.n_layer * per_layer + 2 * C;
-    if (2 * weights > bytes)
-      fail_file(config_file, "describes a model of " + std::to_string((unsigned long long)weights) +
-                                 " weights, more than its weight files' " + std::to_string((unsigned long long)bytes) +
-                                 " bytes can hold; are they this config's?");
+    uint64_t bytes = 0;
+    for (const std::string& file : files) {
+      const uintmax_t size = fs::file_size(file, error);
+      if (!error) bytes += size;  // a file that cannot be read is reported when it is read
+    }
+    const size_t weights = parameter_count(c);
+    if (2 * uint64_t(weights) > bytes)
+      fail_file(config_file, "describes a model of " + std::to_string(weights) + " weights, more than its weight files' " +
+                                 std::to_string(bytes) + " bytes can hold; are they this config's?");
   }
   model.allocate();
 

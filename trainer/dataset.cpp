@@ -14,6 +14,7 @@
 
 #include "support/atomic_file.hpp"
 #include "support/diagnostics.hpp"
+#include "support/json_file.hpp"
 
 namespace raspc {
 
@@ -236,8 +237,8 @@ json DatasetSummary::card(const LoadedProgram& program, const DatasetOptions& op
   return {
       {"format", "raspc-dataset"},
       {"version", 1},
-      {"program", options.program_name},
-      {"output", options.output_name},
+      {"program", fs::path(program.source->name).filename().string()},
+      {"output", program.program->shown_name(program.program->output)},
       {"program_text", program.source->text},
       {"mode", options.mode == Mode::Causal ? "causal" : "bidirectional"},
       {"input_vocab", input_vocab},
@@ -375,11 +376,7 @@ DatasetCard read_dataset_card(const std::string& path) {
   if (!fs::exists(file, error))
     fail_file(file, "is missing; a dataset written by `raspc dataset` has one (give its folder)");
   DatasetCard card;
-  try {
-    card.json = json::parse(read_file_bytes(file));
-  } catch (const json::exception& e) {
-    fail_file(file, std::string("is not valid JSON: ") + e.what());
-  }
+  card.json = read_json_file(file);
   const json& j = card.json;
   auto need = [&](const char* key, bool ok) {
     if (!ok) fail_file(file, std::string("has no valid \"") + key + "\" entry; is it a raspc dataset card?");

@@ -42,7 +42,6 @@ struct DatasetOptions {
   Mode mode = Mode::Bidirectional;
   long shard_rows = 100000;  // rows a training shard holds at most
   int threads = 1;           // labelling threads; the rows are the same for every count
-  std::string program_name, output_name;  // as the card shows them
 };
 
 // Rows of one split, in order: the labelled inputs of one chunk, or a whole split in memory.
@@ -63,7 +62,8 @@ struct DatasetSummary {
   std::vector<int> input_ids, output_ids;
   long train_rows = 0, test_rows = 0, train_undefined = 0, test_undefined = 0;
   double seconds = 0;  // labelling time
-  nlohmann::json card(const LoadedProgram& program, const DatasetOptions& options) const;  // raspc_dataset.json
+  // raspc_dataset.json; the program and output are named as the user wrote them (file name, s-op).
+  nlohmann::json card(const LoadedProgram& program, const DatasetOptions& options) const;
 };
 
 // Labels the held-out inputs (the test split, first) and then `options.n` fresh training inputs

@@ -1,5 +1,7 @@
 #include "trainer/program_task.hpp"
 
+#include <set>
+
 
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
@@ -78,11 +80,20 @@ std::vector<Value> task_vocabulary(const std::string& vocab_option, const Loaded
   } else {
     fail_file(program.source->name, "the program declares no vocabulary; give the input symbols with --vocab, as in --vocab abcd");
   }
-  if (vocab.empty()) fail_option("--vocab", vocab_option, "the vocabulary is empty; give at least one input symbol");
-  for (const Value& v : vocab)
-    if (to_display(v) == "BOS")
-      fail_option("--vocab", vocab_option, "\"BOS\" is the trainer's start token and cannot be an input symbol; rename it");
+  if (const std::string problem = input_symbols_problem(vocab); !problem.empty())
+    fail_option("--vocab", vocab_option, problem);
   return vocab;
+}
+
+std::string input_symbols_problem(const std::vector<Value>& vocab) {
+  if (vocab.empty()) return "the vocabulary is empty; give at least one input symbol";
+  std::set<std::string> seen;
+  for (const Value& v : vocab) {
+    const std::string shown = to_display(v);
+    if (shown == "BOS") return "\"BOS\" is the trainer's start token and cannot be an input symbol; rename it";
+    if (!seen.insert(shown).second) return "the symbol " + shown + " appears twice; give each input symbol once";
+  }
+  return "";
 }
 
 }  // namespace raspc

@@ -32,8 +32,12 @@ LoadedProgram program_from_text(const std::string& name, const std::string& text
 // "A-B" (or "N") into [min, max], with 1 <= min <= max <= max_len; errors name `option`.
 void parse_length_range(const std::string& option, const std::string& text, int max_len, int& min, int& max);
 
-// The input vocabulary from --vocab, or from the program's header when --vocab is empty. Refuses
-// an empty vocabulary and a symbol spelled "BOS" (the trainer's own start token).
+// What is wrong with a task's input symbols, in one sentence ("" when nothing): none at all, one
+// given twice, or one spelled "BOS" (the trainer's own start token).
+std::string input_symbols_problem(const std::vector<Value>& vocab);
+
+// The input vocabulary from --vocab, or from the program's header when --vocab is empty; refused
+// (naming --vocab) where input_symbols_problem says so.
 std::vector<Value> task_vocabulary(const std::string& vocab_option, const LoadedProgram& program);
 
 }  // namespace raspc

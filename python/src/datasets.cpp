@@ -1,7 +1,5 @@
 // Datasets: a program's inputs and the interpreter's labels (trainer/dataset.hpp), as columns for
 // raspc.dataset, which makes them a datasets.DatasetDict (or plain lists) in Python.
-#include <set>
-
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
@@ -52,14 +50,7 @@ py::dict make(const PyProgram& program, const std::vector<Value>& vocab, int sho
   loaded.program = std::make_shared<Program>(program.program);
   loaded.header = program.header;
   DatasetOptions options;
-  if (vocab.empty()) fail_file("vocab", "the vocabulary is empty; give at least one input symbol");
-  std::set<std::string> seen;
-  for (const Value& v : vocab) {
-    if (!seen.insert(to_display(v)).second)
-      fail_file("vocab", "the symbol " + to_display(v) + " appears twice; give each input symbol once");
-    if (to_display(v) == "BOS")
-      fail_file("vocab", "\"BOS\" is the dataset's start token and cannot be an input symbol; rename it");
-  }
+  if (const std::string problem = input_symbols_problem(vocab); !problem.empty()) fail_file("vocab", problem);
   options.task.input_vocab = vocab;
   if (shortest < 1 || shortest > longest || longest > max_len || max_len > 512)
     fail_file("lengths", "give lengths (A, B) with 1 <= A <= B <= max_len <= 512, not (" + std::to_string(shortest) +
@@ -74,8 +65,6 @@ py::dict make(const PyProgram& program, const std::vector<Value>& vocab, int sho
   options.seed = seed;
   options.mode = causal ? Mode::Causal : Mode::Bidirectional;
   options.threads = threads;
-  options.program_name = program.source->name.substr(program.source->name.rfind('/') + 1);
-  options.output_name = program.program.label(program.program.output);
   DatasetRows train, test;
   DatasetSummary summary;
   {

@@ -31,8 +31,6 @@ DatasetOptions hist_options(long n, int threads) {
   o.n = n;
   o.seed = 7;
   o.threads = threads;
-  o.program_name = "hist.rasp";
-  o.output_name = "hist";
   return o;
 }
 
