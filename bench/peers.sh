@@ -5,6 +5,9 @@
 #   bench/peers.sh [BUILD]       # BUILD: the build folder (default build), with runtime_bench and train_bench
 #   PYTHON=/path/to/python bench/peers.sh build-dev    # a Python with torch (default: .interop-venv's)
 #   SECONDS_PER_FIGURE=2 STEPS=300 bench/peers.sh      # longer measurements (defaults 1 and 200)
+#   ISA=avx2 bench/peers.sh build-avx2                 # the AVX2 row on an AVX-512 machine: raspc's
+#       kernels capped (RASPC_MAX_ISA; build BUILD with CMAKE_CXX_FLAGS=-mno-avx512f for the rest of
+#       its code) and PyTorch's too (ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA, MKL_ENABLE_INSTRUCTIONS)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
@@ -18,8 +21,15 @@ done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 isa=$(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || { grep -qw avx2 /proc/cpuinfo && echo AVX2 || echo "neither AVX2 nor AVX-512"; })
+case "${ISA:-}" in
+  "") ;;
+  avx2)
+    export RASPC_MAX_ISA=avx2 ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
+    isa="AVX2 (capped on a machine with $isa: RASPC_MAX_ISA=avx2; torch ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2)" ;;
+  *) echo "peers.sh: ISA is '$ISA'; the only cap is avx2 (unset: what the machine has)" >&2; exit 1 ;;
+esac
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $isa, $(nproc) cores; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "threads: 1 for every figure of both (train_bench's last line: every core), torch.set_num_threads(1); build: $(grep -m1 '^CMAKE_CXX_FLAGS_RELEASE' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2-) $(grep -m1 '^RASPC_NATIVE' "$build/CMakeCache.txt" 2>/dev/null)"
+echo "threads: 1 for every figure of both (train_bench's last line: every core), torch.set_num_threads(1); build: $(grep -m1 '^CMAKE_CXX_FLAGS:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2-) $(grep -m1 '^CMAKE_CXX_FLAGS_RELEASE' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2-) $(grep -m1 '^RASPC_NATIVE' "$build/CMakeCache.txt" 2>/dev/null)"
 echo "compiler: $(${CXX:-c++} --version | head -1); $("$python" --version)"
 "$build/runtime_bench" "$seconds" | tee "$out/runtime.txt"
 "$build/train_bench" "$steps" | tee "$out/train.txt"

@@ -1,5 +1,6 @@
-// The CPU runtime's speed, one thread: per-token decode latency with the KV cache, and batched
-// forward throughput as a fraction of Eigen's float GEMM rate measured in the same run.
+// The CPU runtime's speed, one thread: the GEMM kernel's rate, per-token decode latency with the
+// KV cache, and batched forward throughput as a fraction of the GEMM rate measured in the same run;
+// last, the batched forward on every core.
 //   runtime_bench [SECONDS_PER_MEASUREMENT]
 // Figures are recorded in bench/RESULTS.md, section "Runtime". Times are the thread's CPU time
 // (the build machines are shared; wall time is printed beside it).
@@ -13,6 +14,7 @@
 
 #include "runtime/cpu_backend.hpp"
 #include "runtime/flops.hpp"
+#include "runtime/gemm.hpp"
 #include "runtime/handset_aab.hpp"
 #include "tests/runtime/random_model.hpp"
 
@@ -58,15 +60,43 @@ int main(int argc, char** argv) {
   Eigen::setNbThreads(1);
   std::printf("runtime_bench: one thread, %.1f s of CPU time per measurement\n\n", budget);
 
-  // Eigen's float GEMM rate: square 512 matrices, the kernel at its best.
-  const int n = 512;
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
-  Timing gemm = measure(budget, [&] {
-    c.noalias() = a * b;
-    sink += c(0, 0);
-  });
-  const double gemm_rate = 2.0 * n * n * n * gemm.reps / gemm.cpu;
-  std::printf("Eigen float GEMM %dx%dx%d: %.1f GFLOP/s\n\n", n, n, n, gemm_rate * 1e-9);
+  // The kernel's float GEMM rate (runtime/gemm.hpp, the instruction set it chose): the square 512
+  // product, and the batched forward's four products below (1,024 rows: 64 sequences x 16).
+  std::printf("GEMM kernel: %s\n", gemm_isa_name(gemm_isa()));
+  struct GemmShape {
+    int N, K, M;
+  };
+  auto gemm_rate_of = [&](std::initializer_list<GemmShape> shapes) {
+    std::mt19937 fill(1);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    auto random_matrix = [&](int rows, int cols) {
+      std::vector<float> m(size_t(rows) * cols);
+      for (float& x : m) x = u(fill);
+      return m;
+    };
+    std::vector<std::vector<float>> a, b, c;
+    double flops_per_round = 0;
+    for (const GemmShape& s : shapes) {
+      a.push_back(random_matrix(s.N, s.K));
+      b.push_back(random_matrix(s.K, s.M));
+      c.emplace_back(size_t(s.N) * s.M, 0.0f);
+      flops_per_round += 2.0 * s.N * s.K * s.M;
+    }
+    Timing t = measure(budget, [&] {
+      size_t i = 0;
+      for (const GemmShape& s : shapes) {
+        gemm_nn(c[i].data(), a[i].data(), b[i].data(), s.N, s.K, s.M, false);
+        sink += c[i][0];
+        ++i;
+      }
+    });
+    return flops_per_round * t.reps / t.cpu;
+  };
+  const double gemm_rate = gemm_rate_of({{512, 512, 512}});
+  std::printf("float GEMM 512x512x512: %.1f GFLOP/s\n", gemm_rate * 1e-9);
+  const double forward_gemm_rate = gemm_rate_of({{1024, 64, 192}, {1024, 64, 64}, {1024, 64, 256}, {1024, 256, 64}});
+  std::printf("float GEMM, the batched forward's products (1024x64x192, 1024x64x64, 1024x64x256, 1024x256x64): "
+              "%.1f GFLOP/s\n\n", forward_gemm_rate * 1e-9);
 
   // Decode latency: feed a whole context token by token, reset, repeat.
   Model aab = make_handset_aab();
@@ -99,5 +129,12 @@ int main(int argc, char** argv) {
   std::printf("\nbatched forward, batch 64 x context 16 (d64 model): %.2f GFLOP/s, %.0f tokens/s, "
               "%.0f%% of the GEMM rate (wall %.0f%% of CPU)\n",
               rate * 1e-9, t.reps * 64.0 * 16 / t.cpu, 100 * rate / gemm_rate, 100 * t.cpu / t.wall);
+
+  // The same forward with its sequences split over every core (identical results, runtime/cpu_backend.hpp).
+  const int cores = available_cores();
+  CpuBackend every_core(random, cores);
+  Timing all = measure(budget, [&] { sink += every_core.forward(batch).logits[0]; });
+  std::printf("batched forward on %d threads: %.0f tokens/s wall (%.2fx one thread's wall rate)\n", cores,
+              all.reps * 64.0 * 16 / all.wall, (all.reps / all.wall) / (t.reps / t.wall));
   return sink == 12345.0f ? 1 : 0;
 }

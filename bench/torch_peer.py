@@ -83,9 +83,12 @@ def measure(seconds, work, clock=time.thread_time):
 
 def runtime_figures(seconds):
     figures = {}
-    a, b = torch.rand(512, 512), torch.rand(512, 512)
-    reps, cpu = measure(seconds, lambda: a @ b)
-    figures["gemm GFLOP/s"] = 2 * 512**3 * reps / cpu * 1e-9
+    # The square product, and the batched forward's four (1,024 rows), as runtime_bench measures ours.
+    for name, shapes in (("gemm 512^3 GFLOP/s", [(512, 512, 512)]),
+                         ("gemm forward GFLOP/s", [(1024, 64, 192), (1024, 64, 64), (1024, 64, 256), (1024, 256, 64)])):
+        pairs = [(torch.rand(n, k) * 2 - 1, torch.rand(k, m) * 2 - 1) for n, k, m in shapes]
+        reps, cpu = measure(seconds, lambda: [a @ b for a, b in pairs])
+        figures[name] = sum(2 * n * k * m for n, k, m in shapes) * reps / cpu * 1e-9
     with torch.inference_mode():
         model = Gpt2(16, causal=True).eval()
         d = C // HEADS
@@ -136,7 +139,8 @@ def train_figures(steps):
 def raspc_figures(runtime_text, train_text):
     """The same figures from runtime_bench's and train_bench's output."""
     patterns = [  # (figure, the text it is read from, the pattern)
-        ("gemm GFLOP/s", runtime_text, r"Eigen float GEMM \S+: ([\d.]+) GFLOP/s"),
+        ("gemm 512^3 GFLOP/s", runtime_text, r"float GEMM 512x512x512: ([\d.]+) GFLOP/s"),
+        ("gemm forward GFLOP/s", runtime_text, r"float GEMM, the batched forward's products.*?: ([\d.]+) GFLOP/s"),
         ("decode us/token", runtime_text, r"d64 L2 H4 MLP256 \(context 16\)\s+\d+\s+([\d.]+)"),
         ("batched tokens/s", runtime_text, r"batched forward.*?([\d.]+) tokens/s"),
         ("train steps/s", train_text,
@@ -161,7 +165,7 @@ def main():
     torch.set_num_interop_threads(1)
     peer = runtime_figures(a.seconds)
     peer.update(train_figures(a.steps))
-    print(f"torch {torch.__version__}, one thread")
+    print(f"torch {torch.__version__}, one thread, CPU capability {torch.backends.cpu.get_cpu_capability()}")
     if not (a.raspc_runtime and a.raspc_train):
         for name, value in peer.items():
             print(f"torch {name}: {value:.2f}")

@@ -268,13 +268,18 @@ class Pool {
     if (queue_.empty()) return;
     std::vector<Tally> tallies(queue_.size());
     const unsigned threads = std::min<unsigned>(threads_, unsigned(queue_.size()));
-    for (const Checker& first = *checkers_[0]; checkers_.size() < threads;)
-      checkers_.push_back(std::make_unique<Checker>(first.source, first.program, first.inference, first.schedule, first.allocation,
-                                                    first.model, first.options));
+    if (checkers_.size() < threads) checkers_.resize(threads);
     std::atomic<size_t> next{0};
     std::vector<std::exception_ptr> errors(threads);
     auto work = [&](unsigned k) {
       try {
+        // A thread's checker is made on that thread at its first round (its verification forward
+        // plans every block of the model), not one after another before the round starts.
+        if (!checkers_[k]) {
+          const Checker& first = *checkers_[0];
+          checkers_[k] = std::make_unique<Checker>(first.source, first.program, first.inference, first.schedule,
+                                                   first.allocation, first.model, first.options);
+        }
         for (size_t b; (b = next++) < queue_.size();) checkers_[k]->check(queue_[b], tallies[b]);
       } catch (...) {
         errors[k] = std::current_exception();

@@ -8,6 +8,7 @@
 #include "raspc/command_line.hpp"
 #include "raspc/command_options.hpp"
 #include "raspc/commands.hpp"
+#include "runtime/gemm.hpp"
 #include "support/diagnostics.hpp"
 
 namespace {
@@ -68,6 +69,11 @@ int main(int argc, char** argv) {
   raspc::add_bench_command(app);
   raspc::add_help_command(app);
   raspc::add_completion_command(app);
+  // Refused before any command starts: the first product may run on a worker thread.
+  if (const std::string problem = raspc::gemm_environment_problem(); !problem.empty()) {
+    std::cerr << "raspc: error: " << problem << ".\n";
+    return 1;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

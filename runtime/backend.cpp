@@ -78,8 +78,8 @@ ForwardResult begin_forward(const ModelConfig& config, const std::vector<std::ve
   return result;
 }
 
-std::unique_ptr<Backend> make_backend(const Model& model, Device device) {
-  if (device == Device::Cpu) return std::make_unique<CpuBackend>(model);
+std::unique_ptr<Backend> make_backend(const Model& model, Device device, int threads) {
+  if (device == Device::Cpu) return std::make_unique<CpuBackend>(model, threads);
 #ifdef RASPC_WITH_CUDA
   if (!cuda_backend_factory()) load_cuda_module();
   if (!cuda_backend_factory()) fail_at(Span{}, "the CUDA backend's module registered no backend (a build defect)");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -9,9 +10,11 @@
 
 #include <Eigen/Core>
 
+#include "runtime/flops.hpp"
 #include "runtime/forward_batch.hpp"
 #include "runtime/gemm.hpp"
 #include "support/diagnostics.hpp"
+#include "support/parallel.hpp"
 
 namespace raspc {
 
@@ -130,9 +133,21 @@ double attention_forward(float* out, float* att, const float* qkv, const int* le
 double gelu_forward(float* out, const float* in, size_t n) {
   // Eigen's vectorised float tanh (a rational approximation, within a few ulp, exactly +-1 beyond
   // |x| ~ 7.9, so GELU of a pre-activation below about -7 is exactly 0, as the compiler wants).
+  // In blocks of a fixed 16 floats, the last one padded: Eigen computes an unaligned array's first
+  // and last elements one at a time, without the packets' fused multiply-adds, so an element's bits
+  // would depend on where the array starts; a block of 16 is packets only, wherever it lies.
+  constexpr size_t kBlock = 16;
+  using Block = Eigen::Array<float, kBlock, 1>;
   const float k = std::sqrt(2.0f / float(M_PI));
-  Eigen::Map<const Eigen::ArrayXf> x(in, Eigen::Index(n));
-  Eigen::Map<Eigen::ArrayXf>(out, Eigen::Index(n)) = 0.5f * x * (1.0f + (k * (x + 0.044715f * x * x * x)).tanh());
+  auto gelu = [k](const Block& x) -> Block { return 0.5f * x * (1.0f + (k * (x + 0.044715f * x * x * x)).tanh()); };
+  const size_t whole = n / kBlock * kBlock;
+  for (size_t i = 0; i < whole; i += kBlock) Eigen::Map<Block>(out + i) = gelu(Eigen::Map<const Block>(in + i));
+  if (whole < n) {
+    Block last = Block::Zero();
+    std::copy(in + whole, in + n, last.data());
+    last = gelu(last);
+    std::copy_n(last.data(), n - whole, out + whole);
+  }
   // cube 3, inner add and multiply 2, tanh 1, outer add and two multiplies 3.
   return 9.0 * n;
 }
@@ -147,12 +162,17 @@ double residual_forward(float* x, const float* delta, size_t n) {
   return double(n);
 }
 
-double unembed_forward(float* logits, const float* x, const float* wte, int N, int C, int V) {
-  ConstMatrixMap xs(x, N, C);
-  ConstMatrixMap embedding(wte, V, C);
-  MatrixMap y(logits, N, V);
-  y.noalias() = xs * embedding.transpose();
+double unembed_forward(float* logits, const float* x, const float* wte_t, int N, int C, int V) {
+  gemm_nn(logits, x, wte_t, N, C, V, false);
   return 2.0 * N * C * V;
+}
+
+std::vector<float> transposed_embedding(const Model& model) {
+  const int V = model.config.vocab_size, C = model.config.n_embd;
+  std::vector<float> wte_t(size_t(C) * V);
+  for (int v = 0; v < V; ++v)
+    for (int c = 0; c < C; ++c) wte_t[size_t(c) * V + v] = model.w.wte[size_t(v) * C + c];
+  return wte_t;
 }
 
 // --- interventions ---------------------------------------------------------------------------------
@@ -181,12 +201,14 @@ void check_interventions(const Interventions& edits, const ModelConfig& cfg, int
   }
 }
 
-void patch_residual(float* x, const Interventions& edits, int stage, const ForwardResult& r) {
+// The patches below edit sequences [first, end) of the batch; x, att_out, qkv and out are the whole
+// batch's.
+void patch_residual(float* x, const Interventions& edits, int stage, const ForwardResult& r, int first, int end) {
   const int C = r.n_embd, T = r.time;
   for (const ResidualPatch& p : edits.residual) {
     if (p.stage != stage) continue;
     const size_t D = p.dims.size();
-    for (int b = 0; b < r.batch; ++b) {
+    for (int b = first; b < end; ++b) {
       const float* table = p.values.data() + (p.per_sequence ? size_t(b) * T * D : 0);  // (T,D)
       for (int t = 0; t < r.lengths[b]; ++t)
         for (size_t k = 0; k < D; ++k) x[(size_t(b) * T + t) * C + p.dims[k]] = table[size_t(t) * D + k];
@@ -195,11 +217,12 @@ void patch_residual(float* x, const Interventions& edits, int stage, const Forwa
 }
 
 // att_out (B,T,C) heads side by side; qkv (B,T,3C) for BOS's value.
-void patch_heads(float* att_out, const float* qkv, const Interventions& edits, int layer, const ForwardResult& r) {
+void patch_heads(float* att_out, const float* qkv, const Interventions& edits, int layer, const ForwardResult& r,
+                 int first, int end) {
   const int C = r.n_embd, T = r.time, d = C / r.n_head;
   for (const HeadPatch& p : edits.heads) {
     if (p.layer != layer) continue;
-    for (int b = 0; b < r.batch; ++b)
+    for (int b = first; b < end; ++b)
       for (int t = 0; t < r.lengths[b]; ++t) {
         float* z = att_out + (size_t(b) * T + t) * C + size_t(p.head) * d;
         const float* bos_value = qkv + size_t(b) * T * 3 * C + 2 * C + size_t(p.head) * d;
@@ -209,11 +232,11 @@ void patch_heads(float* att_out, const float* qkv, const Interventions& edits, i
   }
 }
 
-void patch_mlp(float* out, const Interventions& edits, int layer, const ForwardResult& r) {
+void patch_mlp(float* out, const Interventions& edits, int layer, const ForwardResult& r, int first, int end) {
   const int C = r.n_embd, T = r.time;
   for (const MlpPatch& p : edits.mlps) {
     if (p.layer != layer) continue;
-    for (int b = 0; b < r.batch; ++b)
+    for (int b = first; b < end; ++b)
       for (int t = 0; t < r.lengths[b]; ++t)
         for (int c = 0; c < C; ++c)
           out[(size_t(b) * T + t) * C + c] = p.values.empty() ? 0.0f : p.values[size_t(t) * C + c];
@@ -235,23 +258,27 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
   if (B == 0 || T == 0) return result;
   const size_t N = size_t(B) * T;
 
-  // One allocation for every activation of this call (llm.c style views).
+  // One allocation for every activation of this call (llm.c style views), its start 64-byte
+  // aligned: Eigen's vectorised loops (LayerNorm's sums, the softmax) start their packets where the
+  // address allows, so the same layout gives the same bits in every call, process and thread count.
   const size_t sizes[] = {N * C, N * C, N * 3 * C, N * C, N * I, N * I, size_t(B) * NH * T * T};
-  size_t total = 0;
+  size_t total = kBufferAlignment;
   for (size_t s : sizes) total += s;
   if (buffer_.size() < total) buffer_.resize(total);
   float* cursor = buffer_.data();
+  while (reinterpret_cast<uintptr_t>(cursor) % (kBufferAlignment * sizeof(float)) != 0) ++cursor;
   auto take = [&](size_t n) { float* p = cursor; cursor += n; return p; };
-  float* x = take(N * C);           // (B,T,C) the residual stream
-  float* ln = take(N * C);          // (B,T,C) LayerNorm output
-  float* qkv = take(N * 3 * C);     // (B,T,3C)
-  float* att_out = take(N * C);     // (B,T,C)
-  float* fc = take(N * I);          // (B,T,I)
-  float* act = take(N * I);         // (B,T,I)
-  float* att = take(size_t(B) * NH * T * T);  // (B,NH,T,T)
+  float* const x = take(N * C);           // (B,T,C) the residual stream
+  float* const ln = take(N * C);          // (B,T,C) LayerNorm output
+  float* const qkv = take(N * 3 * C);     // (B,T,3C)
+  float* const att_out = take(N * C);     // (B,T,C)
+  float* const fc = take(N * I);          // (B,T,I)
+  float* const act = take(N * I);         // (B,T,I)
+  float* const att = take(size_t(B) * NH * T * T);  // (B,NH,T,T)
 
   const PaddedTokens padded(batch, result);
 
+  // Everything the result holds is allocated before the threads start (they only write into it).
   if (options.capture_residual) result.residual.assign(size_t(B) * stages * T * C, 0.0f);
   if (options.capture_attention) result.attention.assign(size_t(B) * L * NH * T * T, 0.0f);
   std::vector<float> layer_scores;  // (B,NH,T,T): one layer's, copied into result.scores (B,L,NH,T,T)
@@ -263,72 +290,95 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
     result.z.assign(size_t(B) * L * T * C, 0.0f);
     result.mlp_out.assign(size_t(B) * L * T * C, 0.0f);
   }
+  if (options.capture_final) result.final.resize(N * C);
+  result.logits.resize(N * V);
   const Interventions* edits = options.interventions && !options.interventions->empty() ? options.interventions : nullptr;
   if (edits) check_interventions(*edits, cfg, B, T);
-  auto capture_residual = [&](int stage) {
-    if (edits) patch_residual(x, *edits, stage, result);
-    if (options.capture_residual) capture_residual_stage(result, x, stage);
-  };
   // (B,L,T,C) views of one layer's rows for sequence b.
   auto layer_rows = [&](std::vector<float>& all, int b, int l) { return all.data() + (size_t(b) * L + l) * T * C; };
 
-  double flops = encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, int(N), C);
-  capture_residual(0);
-  for (int l = 0; l < L; ++l) {
-    const LayerWeights& lw = w.layers[l];
-    const float* in = x;
-    if (cfg.layer_norm) {
-      flops += layernorm_forward(ln, nullptr, nullptr, x, lw.ln_1_w, lw.ln_1_b, int(N), C);
-      in = ln;
-    }
-    flops += matmul_forward(qkv, in, lw.attn_w, lw.attn_b, int(N), C, 3 * C);
-    flops += attention_forward(att_out, att, qkv, result.lengths.data(), B, T, C, NH, cfg.causal,
-                               options.capture_scores ? layer_scores.data() : nullptr);
-    if (edits) patch_heads(att_out, qkv, *edits, l, result);
-    if (options.capture_outputs)
-      for (int b = 0; b < B; ++b) std::copy_n(att_out + size_t(b) * T * C, size_t(T) * C, layer_rows(result.z, b, l));
-    flops += matmul_residual_forward(x, att_out, lw.attn_proj_w, lw.attn_proj_b, int(N), C, C);
-    capture_residual(2 * l + 1);
-    for (int b = 0; b < B; ++b) {
-      const size_t from = size_t(b) * NH * T * T, to = (size_t(b) * L + l) * NH * T * T;
-      if (options.capture_attention) std::copy_n(att + from, size_t(NH) * T * T, result.attention.data() + to);
-      if (options.capture_scores) std::copy_n(layer_scores.data() + from, size_t(NH) * T * T, result.scores.data() + to);
-    }
-    if (I > 0) {
-      in = x;
+  // Sequences [first, end) through the whole model: every step is a row's or a sequence's own (the
+  // products are row by row, runtime/gemm.hpp; attention and the softmax a sequence's), at the same
+  // addresses as in a one-thread run, so how the batch is split changes no bit of the result.
+  auto forward_sequences = [&](int first, int end) {
+    const int Bc = end - first, Nc = Bc * T;
+    const size_t r0 = size_t(first) * T;  // first row
+    auto capture_residual = [&](int stage) {
+      if (edits) patch_residual(x, *edits, stage, result, first, end);
+      if (options.capture_residual) capture_residual_stage(result, x, stage, first, end);
+    };
+    double flops = encoder_forward(x + r0 * C, padded.tokens.data() + r0, padded.positions.data() + r0, w.wte, w.wpe,
+                                   Nc, C);
+    capture_residual(0);
+    for (int l = 0; l < L; ++l) {
+      const LayerWeights& lw = w.layers[l];
+      const float* in = x;
       if (cfg.layer_norm) {
-        flops += layernorm_forward(ln, nullptr, nullptr, x, lw.ln_2_w, lw.ln_2_b, int(N), C);
+        flops += layernorm_forward(ln + r0 * C, nullptr, nullptr, x + r0 * C, lw.ln_1_w, lw.ln_1_b, Nc, C);
         in = ln;
       }
-      flops += matmul_forward(fc, in, lw.fc_w, lw.fc_b, int(N), C, I);
-      const size_t n = N * size_t(I);
-      flops += cfg.activation == Activation::Gelu ? gelu_forward(act, fc, n) : relu_forward(act, fc, n);
-      if (edits || options.capture_outputs) {
-        // The MLP's output on its own (hook_mlp_out), then added: the fused product cannot be edited.
-        float* out = ln;  // (B,T,C): free again once fc is computed
-        flops += matmul_forward(out, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
-        if (edits) patch_mlp(out, *edits, l, result);
-        if (options.capture_outputs)
-          for (int b = 0; b < B; ++b) std::copy_n(out + size_t(b) * T * C, size_t(T) * C, layer_rows(result.mlp_out, b, l));
-        flops += residual_forward(x, out, N * size_t(C));
-      } else {
-        flops += matmul_residual_forward(x, act, lw.fc_proj_w, lw.fc_proj_b, int(N), I, C);
+      flops += matmul_forward(qkv + r0 * 3 * C, in + r0 * C, lw.attn_w, lw.attn_b, Nc, C, 3 * C);
+      const size_t first_pattern = size_t(first) * NH * T * T;
+      flops += attention_forward(att_out + r0 * C, att + first_pattern, qkv + r0 * 3 * C, result.lengths.data() + first,
+                                 Bc, T, C, NH, cfg.causal,
+                                 options.capture_scores ? layer_scores.data() + first_pattern : nullptr);
+      if (edits) patch_heads(att_out, qkv, *edits, l, result, first, end);
+      if (options.capture_outputs)
+        for (int b = first; b < end; ++b)
+          std::copy_n(att_out + size_t(b) * T * C, size_t(T) * C, layer_rows(result.z, b, l));
+      flops += matmul_residual_forward(x + r0 * C, att_out + r0 * C, lw.attn_proj_w, lw.attn_proj_b, Nc, C, C);
+      capture_residual(2 * l + 1);
+      for (int b = first; b < end; ++b) {
+        const size_t from = size_t(b) * NH * T * T, to = (size_t(b) * L + l) * NH * T * T;
+        if (options.capture_attention) std::copy_n(att + from, size_t(NH) * T * T, result.attention.data() + to);
+        if (options.capture_scores)
+          std::copy_n(layer_scores.data() + from, size_t(NH) * T * T, result.scores.data() + to);
       }
+      if (I > 0) {
+        in = x;
+        if (cfg.layer_norm) {
+          flops += layernorm_forward(ln + r0 * C, nullptr, nullptr, x + r0 * C, lw.ln_2_w, lw.ln_2_b, Nc, C);
+          in = ln;
+        }
+        flops += matmul_forward(fc + r0 * I, in + r0 * C, lw.fc_w, lw.fc_b, Nc, C, I);
+        const size_t n = size_t(Nc) * I;
+        flops += cfg.activation == Activation::Gelu ? gelu_forward(act + r0 * I, fc + r0 * I, n)
+                                                    : relu_forward(act + r0 * I, fc + r0 * I, n);
+        if (edits || options.capture_outputs) {
+          // The MLP's output on its own (hook_mlp_out), then added: the fused product cannot be edited.
+          float* out = ln;  // (B,T,C): free again once fc is computed
+          flops += matmul_forward(out + r0 * C, act + r0 * I, lw.fc_proj_w, lw.fc_proj_b, Nc, I, C);
+          if (edits) patch_mlp(out, *edits, l, result, first, end);
+          if (options.capture_outputs)
+            for (int b = first; b < end; ++b)
+              std::copy_n(out + size_t(b) * T * C, size_t(T) * C, layer_rows(result.mlp_out, b, l));
+          flops += residual_forward(x + r0 * C, out + r0 * C, size_t(Nc) * C);
+        } else {
+          flops += matmul_residual_forward(x + r0 * C, act + r0 * I, lw.fc_proj_w, lw.fc_proj_b, Nc, I, C);
+        }
+      }
+      capture_residual(2 * l + 2);
     }
-    capture_residual(2 * l + 2);
-  }
-  const float* final_stream = x;
-  if (cfg.layer_norm) {
-    flops += layernorm_forward(ln, nullptr, nullptr, x, w.ln_f_w, w.ln_f_b, int(N), C);
-    final_stream = ln;
-  }
-  if (options.capture_final) result.final.assign(final_stream, final_stream + N * C);
-  result.logits.resize(N * V);
-  flops += unembed_forward(result.logits.data(), final_stream, w.wte, int(N), C, V);
-  for (int b = 0; b < B; ++b)
-    for (int t = result.lengths[b]; t < T; ++t)
-      std::fill_n(result.logits.data() + (size_t(b) * T + t) * V, V, 0.0f);
-  if (options.count_flops) result.flops = flops;
+    const float* final_stream = x;
+    if (cfg.layer_norm) {
+      flops += layernorm_forward(ln + r0 * C, nullptr, nullptr, x + r0 * C, w.ln_f_w, w.ln_f_b, Nc, C);
+      final_stream = ln;
+    }
+    if (options.capture_final) std::copy_n(final_stream + r0 * C, size_t(Nc) * C, result.final.data() + r0 * C);
+    flops += unembed_forward(result.logits.data() + r0 * V, final_stream + r0 * C, wte_t_.data(), Nc, C, V);
+    for (int b = first; b < end; ++b)
+      for (int t = result.lengths[b]; t < T; ++t)
+        std::fill_n(result.logits.data() + (size_t(b) * T + t) * V, V, 0.0f);
+    return flops;
+  };
+
+  // A thread only for work that pays for starting it: a chunk of at least kFlopsPerThread.
+  const double work = double(B) * forward_flops(cfg, T);
+  const int chunks = std::max(1, std::min({threads_, B, int(work / kFlopsPerThread)}));
+  std::vector<double> flops(size_t(chunks), 0.0);
+  for_each_chunk(B, chunks, [&](int k, int first, int end) { flops[size_t(k)] = forward_sequences(first, end); });
+  if (options.count_flops)
+    for (double f : flops) result.flops += f;
   return result;
 }
 
@@ -344,7 +394,7 @@ std::unique_ptr<Decoder> CpuBackend::decoder() {
 CpuDecoder::CpuDecoder(const Model& model) : model_(model) {
   const ModelConfig& cfg = model.config;
   const size_t C = cfg.n_embd, I = cfg.n_inner, P = cfg.n_positions, V = cfg.vocab_size, NH = cfg.n_head;
-  buffer_.assign(4 * C + 2 * I + NH * P + V + size_t(cfg.n_layer) * P * 3 * C, 0.0f);
+  buffer_.assign(4 * C + 2 * I + NH * P + V + C * V + size_t(cfg.n_layer) * P * 3 * C, 0.0f);
   float* cursor = buffer_.data();
   auto take = [&](size_t n) { float* p = cursor; cursor += n; return p; };
   x_ = take(C);
@@ -355,6 +405,9 @@ CpuDecoder::CpuDecoder(const Model& model) : model_(model) {
   act_ = take(I);
   att_ = take(NH * P);
   logits_ = take(V);
+  wte_t_ = take(C * V);
+  const std::vector<float> wte_t = transposed_embedding(model);
+  std::copy(wte_t.begin(), wte_t.end(), wte_t_);
   for (int l = 0; l < cfg.n_layer; ++l) qkv_cache_.push_back(take(P * 3 * C));
 }
 
@@ -398,7 +451,7 @@ const float* CpuDecoder::step(int token) {
     flops += layernorm_forward(ln_, nullptr, nullptr, x_, w.ln_f_w, w.ln_f_b, 1, C);
     final_stream = ln_;
   }
-  flops += unembed_forward(logits_, final_stream, w.wte, 1, C, V);
+  flops += unembed_forward(logits_, final_stream, wte_t_, 1, C, V);
   last_step_flops_ = flops;
   ++position_;
   return logits_;

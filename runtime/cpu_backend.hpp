@@ -14,6 +14,7 @@
 
 #include "runtime/forward.hpp"
 #include "runtime/model.hpp"
+#include "support/parallel.hpp"
 
 namespace raspc {
 
@@ -59,21 +60,36 @@ double relu_forward(float* out, const float* in, size_t n);
 // x (n) += delta (n): the residual connection.
 double residual_forward(float* x, const float* delta, size_t n);
 
-// logits (N,V) = x (N,C) . wte^T (the tied unembedding; no bias).
-double unembed_forward(float* logits, const float* x, const float* wte, int N, int C, int V);
+// logits (N,V) = x (N,C) . wte_t (C,V), wte_t the embedding transposed (the tied unembedding; no
+// bias): one product by rows like every other (runtime/gemm.hpp), so a row's logits never depend
+// on the rows computed with it.
+double unembed_forward(float* logits, const float* x, const float* wte_t, int N, int C, int V);
+// wte_t (C,V) = the model's wte (V,C) transposed, what unembed_forward multiplies by.
+std::vector<float> transposed_embedding(const Model& model);
 
 class CpuBackend : public Backend {
  public:
   // Every weight is multiplied, zero or not, as GPT-2 would (a benchmark of the model's cost must
   // pay for them all); the compiler's verification runs runtime/verification_backend.hpp, which
   // skips them.
-  explicit CpuBackend(const Model& model) : model_(model) {}
+  //
+  // A forward splits its batch's sequences over `threads` threads (0: every core), where the batch
+  // is work enough to pay for them; the result is the same to the last bit for every thread count.
+  explicit CpuBackend(const Model& model, int threads = 1)
+      : model_(model), threads_(threads > 0 ? threads : available_cores()), wte_t_(transposed_embedding(model)) {}
   ForwardResult forward(const std::vector<std::vector<int>>& batch, const ForwardOptions& options = {}) override;
   std::unique_ptr<Decoder> decoder() override;
   std::string name() const override { return "cpu"; }
 
  private:
+  // The first activation of a forward starts at a multiple of kBufferAlignment floats (64 bytes).
+  static constexpr size_t kBufferAlignment = 16;
+  // The floating-point operations that pay for a thread of the forward: starting and joining one
+  // costs ~50 us, and 10^7 operations take ~200 us at the forward's rate on one core.
+  static constexpr double kFlopsPerThread = 1e7;
   const Model& model_;
+  int threads_ = 1;
+  std::vector<float> wte_t_;  // (C,V)
   // Every activation of a forward, reused by the next call (so a backend serves one thread at a
   // time): zero-filling and page-faulting in a fresh (B*T*n_inner) buffer per call cost ~20% of
   // a forward of a 4352-wide MLP.
@@ -103,6 +119,7 @@ class CpuDecoder : public Decoder {
   float* act_ = nullptr;       // (I)
   float* att_ = nullptr;       // (NH,P) probabilities of the current query
   float* logits_ = nullptr;    // (V)
+  float* wte_t_ = nullptr;     // (C,V) the embedding transposed, what the unembedding multiplies by
   std::vector<float*> qkv_cache_;  // per layer (P,3C): every fed token's q|k|v
 };
 

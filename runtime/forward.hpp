@@ -115,8 +115,9 @@ ForwardResult begin_forward(const ModelConfig& config, const std::vector<std::ve
 void check_token(const ModelConfig& config, int token);
 
 // The dispatch point. The model must outlive the backend. Device::Cuda in a build without CUDA,
-// or on a machine without a GPU, is a UserError saying which.
-std::unique_ptr<Backend> make_backend(const Model& model, Device device = Device::Cpu);
+// or on a machine without a GPU, is a UserError saying which. The CPU backend splits a batch's
+// sequences over `threads` threads (0: every core) with the same bits for every count.
+std::unique_ptr<Backend> make_backend(const Model& model, Device device = Device::Cpu, int threads = 0);
 
 // Greedy generation: appends `count` tokens to `prompt` (token ids, without BOS), each the argmax
 // of the logits over metadata["output"]["token_ids"] when the model lists them, else over the

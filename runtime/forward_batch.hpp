@@ -28,10 +28,11 @@ struct PaddedTokens {
 };
 
 // Copies the residual stream x (B*T, C) into result.residual at `stage`, real positions only
-// (result.residual sized (B, 2L+1, T, C) and zero-filled beforehand).
-inline void capture_residual_stage(ForwardResult& result, const float* x, int stage) {
+// (result.residual sized (B, 2L+1, T, C) and zero-filled beforehand), for sequences [first, end)
+// (end -1: to the batch's end).
+inline void capture_residual_stage(ForwardResult& result, const float* x, int stage, int first = 0, int end = -1) {
   const int T = result.time, C = result.n_embd, stages = 2 * result.n_layer + 1;
-  for (int b = 0; b < result.batch; ++b)
+  for (int b = first; b < (end < 0 ? result.batch : end); ++b)
     for (int t = 0; t < result.lengths[b]; ++t)
       std::memcpy(result.residual.data() + ((size_t(b) * stages + stage) * T + t) * C, x + (size_t(b) * T + t) * C,
                   C * sizeof(float));

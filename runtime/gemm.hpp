@@ -4,23 +4,52 @@
 //   gemm_nt: out (N,K)   = d (N,M) . w^T, w (K,M)
 //   gemm_tn: out (K,M)  += a^T . d, a (N,K), d (N,M)
 //
-// Why not Eigen's GEMM: the products raspc runs are thin (K and M from 16 to a few hundred, N a
-// batch's tokens), where Eigen's packing of both operands and its blocking are a fifth of the
-// product's time and its kernel keeps fewer accumulators than the registers hold. These keep a
-// block of rows times a panel of columns of the output in registers across the whole inner
-// dimension, read `b`'s panel in place (it stays in L1/L2 while every row block passes), and
-// broadcast `a`'s entries from memory: no packing and no heap allocation (the decoder's allocation
-// test holds gemm_nn to that; gemm_nt transposes w into a buffer of the thread's that only grows).
+// Why not a BLAS: the products raspc runs are thin (K and M from 16 to a few hundred, N a batch's
+// tokens), where a library's packing of both operands is a large part of the product's time; the
+// candidates (Eigen, OpenBLAS, BLIS, oneDNN, libxsmm) were measured against this kernel on these
+// shapes (bench/RESULTS.md, "GEMM"). The kernel (runtime/gemm_kernel.hpp) keeps a block of rows
+// times a panel of columns of the output in registers across the inner dimension, with no packing
+// and no heap allocation (the decoder's allocation test holds gemm_nn to that; gemm_nt transposes w
+// into a buffer of the thread's that only grows).
 //
-// Each output entry is one multiply-add chain (fused where the target has FMA) over k in
-// increasing order, started from the output's old value (accumulate) or zero, so a row's result
-// depends on that row alone, never on N or on the rows around it.
+// It is compiled for AVX-512, for AVX2 with FMA and for any CPU, and the best one the CPU runs is
+// chosen at the first product (so a portable build, RASPC_NATIVE=OFF, and the Python module are as
+// fast as a -march=native one). The environment variable RASPC_MAX_ISA (avx512, avx2 or generic)
+// caps the choice: what a machine without AVX-512 would run, measured on one with it.
+//
+// Each output entry is one multiply-add chain over k in increasing order (fused on AVX2 and
+// AVX-512), started from the output's old value (accumulate) or zero, so a row's result depends on
+// that row alone, never on N or on the rows around it. The instruction set changes the last bits.
 #pragma once
+
+#include <string>
 
 namespace raspc {
 
 void gemm_nn(float* out, const float* a, const float* b, int N, int K, int M, bool accumulate);
 void gemm_nt(float* out, const float* d, const float* w, int N, int M, int K);
 void gemm_tn(float* out, const float* a, const float* d, int N, int K, int M);
+
+enum class GemmIsa { Generic, Avx2, Avx512 };
+const char* gemm_isa_name(GemmIsa isa);  // "generic", "avx2", "avx512"
+// Compiled into this build and run by this CPU (and its operating system).
+bool gemm_isa_supported(GemmIsa isa);
+// The kernel in use: the best supported one, capped by RASPC_MAX_ISA.
+GemmIsa gemm_isa();
+// What is wrong with RASPC_MAX_ISA ("" when it is unset or names a kernel). The command line refuses
+// such a value before it starts; elsewhere the first product warns once on stderr and ignores it.
+std::string gemm_environment_problem();
+// Tests and benches: use `isa` from now on, in every thread; an unsupported one is a UserError.
+void set_gemm_isa(GemmIsa isa);
+
+namespace gemm_detail {
+// out (N,M) (+)= a (N,K) . b (K,M), a's entry (n, k) at a[n * ars + k * acs], b's rows ldb apart:
+// the kernel compiled for each instruction set (runtime/gemm_kernel.hpp).
+using Product = void (*)(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int N, int K,
+                         int M, bool accumulate);
+void product_generic(float*, int, const float*, int, int, const float*, int, int, int, int, bool);
+void product_avx2(float*, int, const float*, int, int, const float*, int, int, int, int, bool);
+void product_avx512(float*, int, const float*, int, int, const float*, int, int, int, int, bool);
+}  // namespace gemm_detail
 
 }  // namespace raspc

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <random>
-#include <thread>
 
+#include "support/parallel.hpp"
 #include "trainer/ops.hpp"
 
 namespace raspc {
@@ -123,12 +123,7 @@ void Network<T>::norm_backward(T* dinp, T* dw, T* db, const T* dout, const T* in
 template <class T>
 template <class Work>
 void Network<T>::for_each_chunk(int B, const Work& work) {
-  const int chunks = chunk_count(B);
-  auto run = [&](int k) { work(k, B * k / chunks, B * (k + 1) / chunks); };
-  std::vector<std::thread> helpers;
-  for (int k = 1; k < chunks; ++k) helpers.emplace_back(run, k);
-  run(0);
-  for (std::thread& helper : helpers) helper.join();
+  raspc::for_each_chunk(B, chunk_count(B), work);
 }
 
 template <class T>

@@ -59,6 +59,24 @@ TEST_CASE("raspc run prints the output at every position") {
   CHECK(raspc_cli(std::string("run ") + kModel + " --input '[a,b]' --device cpu").out == "[b,a]\n");
 }
 
+TEST_CASE("RASPC_MAX_ISA caps the product kernels, and a value that names none is refused") {
+  AabFile file;
+  // Every kernel this CPU runs gives the (aab)* model's outputs and margins (they differ from the
+  // AVX-512 kernel's in the last bits at most; %.4g shows none of them).
+  for (const char* cap : {"avx512", "avx2", "generic"}) {
+    raspc::testing::CommandResult r = raspc::testing::run_raspc(
+        std::string("run ") + kModel + " --input aabaa --margins", scratch(), std::string("RASPC_MAX_ISA=") + cap);
+    INFO("RASPC_MAX_ISA=" << cap);
+    CHECK(r.code == 0);
+    CHECK(r.out == "[b,b,a,a,b]\nmargins: [1023,1023,1023,1025,1023]\n");
+  }
+  raspc::testing::CommandResult bad =
+      raspc::testing::run_raspc(std::string("run ") + kModel + " --input aabaa", scratch(), "RASPC_MAX_ISA=sse4");
+  CHECK(bad.code == 1);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "raspc: error: RASPC_MAX_ISA is 'sse4', which is not one of avx512, avx2 or generic.\n");
+}
+
 TEST_CASE("raspc inspect --all --dense prints the config and every labelled matrix") {
   AabFile file;
   Outcome o = raspc_cli(std::string("inspect --all --dense ") + kModel);

@@ -71,7 +71,10 @@ TEST_CASE("cuda op: matrix products with and without bias, and the tied unembedd
     require_close(cuda_ops::matmul(x, w, {}, s.M, s.K, s.N), cpu, "matmul without bias " + shape);
     // Unembedding: x (M,K) against a (N,K) embedding, so V = N and C = K.
     std::vector<float> wte = random_floats(size_t(s.N) * s.K, rng), logits(size_t(s.M) * s.N);
-    unembed_forward(logits.data(), x.data(), wte.data(), s.M, s.K, s.N);
+    std::vector<float> wte_t(wte.size());  // (K,N), what the CPU's unembedding multiplies by
+    for (int v = 0; v < s.N; ++v)
+      for (int c = 0; c < s.K; ++c) wte_t[size_t(c) * s.N + v] = wte[size_t(v) * s.K + c];
+    unembed_forward(logits.data(), x.data(), wte_t.data(), s.M, s.K, s.N);
     require_close(cuda_ops::unembed(x, wte, s.K, s.N), logits, "unembed " + shape);
   }
 }

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -31,9 +33,27 @@ std::vector<float> random_values(size_t n, std::mt19937& rng) {
 // multiply-adds; twice that leaves room for the start and the bound's second-order terms.
 double allowed(int K, double magnitude) { return 2.0 * (K + 1) * std::ldexp(1.0, -24) * magnitude + 1e-30; }
 
+// Every kernel this CPU runs (a kernel it cannot run is said, not silently passed), each in turn,
+// and the one chosen before restored afterwards.
+template <class Check>
+void for_each_kernel(Check check) {
+  const GemmIsa before = gemm_isa();
+  for (GemmIsa isa : {GemmIsa::Generic, GemmIsa::Avx2, GemmIsa::Avx512}) {
+    if (!gemm_isa_supported(isa)) {
+      WARN("the " << gemm_isa_name(isa) << " kernel is not checked: this CPU cannot run it");
+      continue;
+    }
+    set_gemm_isa(isa);
+    INFO("kernel " << gemm_isa_name(isa));
+    check();
+  }
+  set_gemm_isa(before);
+}
+
 }  // namespace
 
 TEST_CASE("gemm_nn, gemm_nt and gemm_tn give the double-precision products within float rounding") {
+  for_each_kernel([] {
   std::mt19937 rng(7);
   for (const Shape& s : kShapes) {
     INFO("N " << s.N << ", K " << s.K << ", M " << s.M);
@@ -85,12 +105,14 @@ TEST_CASE("gemm_nn, gemm_nt and gemm_tn give the double-precision products withi
         REQUIRE(std::fabs(tn[size_t(k) * s.M + m] - want) <= allowed(s.N, magnitude));
       }
   }
+  });
 }
 
 // What makes a sequence's logits from the batched forward the same bits in any batch (every other
 // step of the forward is a row's or a sequence's own): a row's product does not depend on the rows
 // computed with it.
 TEST_CASE("gemm_nn gives a row the same bits whatever rows are computed with it") {
+  for_each_kernel([] {
   std::mt19937 rng(3);
   const int N = 23, K = 150, M = 83;
   const std::vector<float> a = random_values(size_t(N) * K, rng), b = random_values(size_t(K) * M, rng);
@@ -104,4 +126,18 @@ TEST_CASE("gemm_nn gives a row the same bits whatever rows are computed with it"
       INFO("rows " << first << " to " << first + rows - 1);
       CHECK(std::equal(some.begin(), some.end(), all.begin() + size_t(first) * M));
     }
+  });
+}
+
+TEST_CASE("RASPC_MAX_ISA is checked: a kernel's name or nothing") {
+  const char* saved = std::getenv("RASPC_MAX_ISA");
+  const std::string restore = saved ? saved : "";
+  setenv("RASPC_MAX_ISA", "avx2", 1);
+  CHECK(gemm_environment_problem() == "");
+  setenv("RASPC_MAX_ISA", "", 1);
+  CHECK(gemm_environment_problem() == "");
+  setenv("RASPC_MAX_ISA", "sse4", 1);
+  CHECK(gemm_environment_problem() == "RASPC_MAX_ISA is 'sse4', which is not one of avx512, avx2 or generic");
+  if (saved) setenv("RASPC_MAX_ISA", restore.c_str(), 1);
+  else unsetenv("RASPC_MAX_ISA");
 }

@@ -1,0 +1,31 @@
+// runtime/gemm_kernel.hpp for AVX2 with FMA (compiled with -mavx2 -mfma; called only where the CPU
+// has both): 8 lanes, 16 vector registers, so 6 rows x 2 packets of accumulators (12) plus the
+// panel's 2 packets and a broadcast.
+#include "runtime/gemm.hpp"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+
+namespace raspc {
+namespace {
+struct Isa {
+  using Vec = __m256;
+  static constexpr int kLanes = 8, kRows = 6, kPanel = 2;
+  static Vec load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
+  static Vec zero() { return _mm256_setzero_ps(); }
+  static Vec broadcast(float x) { return _mm256_set1_ps(x); }
+  static Vec madd(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+  // The first n < 8 lanes (the rest zero on loading, untouched on storing).
+  static __m256i first(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static Vec load_partial(const float* p, int n) { return _mm256_maskload_ps(p, first(n)); }
+  static void store_partial(float* p, Vec v, int n) { _mm256_maskstore_ps(p, first(n), v); }
+};
+}  // namespace
+}  // namespace raspc
+
+#define RASPC_GEMM_PRODUCT product_avx2
+#include "runtime/gemm_kernel.hpp"
+#endif

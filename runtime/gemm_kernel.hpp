@@ -1,0 +1,127 @@
+// The register-blocked float product of runtime/gemm.hpp, written once over an instruction set's
+// vector operations and compiled three times (gemm_avx512.cpp, gemm_avx2.cpp, gemm_generic.cpp),
+// each with its own target flags; runtime/gemm.cpp picks one at run time from the CPU's features.
+//
+// Only for those three files, each of which defines `struct Isa` (in an anonymous namespace) and
+// RASPC_GEMM_PRODUCT (the name of its gemm_detail entry: product_avx512, ...) before including this. Everything here is in an anonymous namespace too, and uses nothing of the
+// standard library: an inline function of external linkage (std::min, std::fill_n, an Eigen
+// packet op) compiled with -mavx512f in one file and plainly in another is one symbol to the
+// linker, which may keep the AVX-512 copy for every caller, and a machine without AVX-512 would
+// then die of an illegal instruction in code that was meant to be portable.
+//
+// The kernel: a block of Isa::kRows rows times a panel of Isa::kPanel packets of columns of the
+// output stays in registers across the inner dimension; `b`'s panel is read in place (it stays in
+// L1/L2 while every row block passes) and `a`'s entries are broadcast from memory. Each output entry
+// is one multiply-add chain over k in increasing order, started from the output's old value
+// (accumulate) or zero, so a row's result depends on that row alone, never on N or the rows around.
+#pragma once
+
+#include <cstddef>
+
+namespace raspc {
+namespace {
+namespace gemm_kernel {
+
+using Vec = Isa::Vec;
+constexpr int kLanes = Isa::kLanes;
+// The inner dimension in blocks of kDepth: a panel of b (kDepth x kPanel*kLanes floats, 32 KB with
+// AVX-512) stays in L1 while every row block of the output passes over it.
+constexpr int kDepth = 128;
+
+inline int smaller(int x, int y) { return x < y ? x : y; }
+
+// out[R rows, P packets] (+)= a[R rows, K] . b[K, P packets], a's entry (r, k) at a[r * ars + k * acs]
+// (a itself, or the transpose of a row-major matrix without copying it).
+template <int R, int P>
+void block(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int K, bool accumulate) {
+  Vec acc[R][P];
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < P; ++p) acc[r][p] = accumulate ? Isa::load(out + size_t(r) * ldo + p * kLanes) : Isa::zero();
+  for (int k = 0; k < K; ++k) {
+    Vec bk[P];
+    for (int p = 0; p < P; ++p) bk[p] = Isa::load(b + size_t(k) * ldb + p * kLanes);
+    for (int r = 0; r < R; ++r) {
+      const Vec ar = Isa::broadcast(a[size_t(r) * ars + size_t(k) * acs]);
+      for (int p = 0; p < P; ++p) acc[r][p] = Isa::madd(ar, bk[p], acc[r][p]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int p = 0; p < P; ++p) Isa::store(out + size_t(r) * ldo + p * kLanes, acc[r][p]);
+}
+
+// out[R rows, `width` < kLanes columns] (+)= a[R rows, K] . b[K, width]: the columns past the last
+// whole packet, read and written with the instruction set's partial loads and stores, each entry
+// the same multiply-add chain as in a whole packet.
+template <int R>
+void partial_block(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int K,
+                   bool accumulate, int width) {
+  Vec acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = accumulate ? Isa::load_partial(out + size_t(r) * ldo, width) : Isa::zero();
+  for (int k = 0; k < K; ++k) {
+    const Vec bk = Isa::load_partial(b + size_t(k) * ldb, width);
+    for (int r = 0; r < R; ++r) acc[r] = Isa::madd(Isa::broadcast(a[size_t(r) * ars + size_t(k) * acs]), bk, acc[r]);
+  }
+  for (int r = 0; r < R; ++r) Isa::store_partial(out + size_t(r) * ldo, acc[r], width);
+}
+template <int R = Isa::kRows>
+void partial_block_of_rows(int rows, float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb,
+                           int K, bool accumulate, int width) {
+  if constexpr (R > 1)
+    if (rows < R) return partial_block_of_rows<R - 1>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate, width);
+  partial_block<R>(out, ldo, a, ars, acs, b, ldb, K, accumulate, width);
+}
+
+// block<rows, packets> for rows in 1..kRows and packets in 1..kPanel, chosen at run time.
+template <int P, int R = Isa::kRows>
+void block_of_rows(int rows, float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int K,
+                   bool accumulate) {
+  if constexpr (R > 1)
+    if (rows < R) return block_of_rows<P, R - 1>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate);
+  block<R, P>(out, ldo, a, ars, acs, b, ldb, K, accumulate);
+}
+template <int P = Isa::kPanel>
+void block_of(int packets, int rows, float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb,
+              int K, bool accumulate) {
+  if constexpr (P > 1)
+    if (packets < P) return block_of<P - 1>(packets, rows, out, ldo, a, ars, acs, b, ldb, K, accumulate);
+  block_of_rows<P>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate);
+}
+
+// out (N,M) (+)= a (N,K) . b (K,M), a's entry (n, k) at a[n * ars + k * acs], b's rows ldb apart.
+void product(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int N, int K, int M,
+             bool accumulate) {
+  if (K == 0) {
+    if (!accumulate)
+      for (int n = 0; n < N; ++n)
+        for (int m = 0; m < M; ++m) out[size_t(n) * ldo + m] = 0.0f;
+    return;
+  }
+  const int whole = M / kLanes * kLanes;
+  for (int k0 = 0; k0 < K; k0 += kDepth) {
+    const int depth = smaller(kDepth, K - k0);
+    const bool add = accumulate || k0 > 0;
+    for (int j = 0; j < whole;) {
+      const int packets = smaller(Isa::kPanel, (whole - j) / kLanes);
+      for (int r = 0; r < N; r += Isa::kRows)
+        block_of(packets, smaller(Isa::kRows, N - r), out + size_t(r) * ldo + j, ldo,
+                 a + size_t(r) * ars + size_t(k0) * acs, ars, acs, b + size_t(k0) * ldb + j, ldb, depth, add);
+      j += packets * kLanes;
+    }
+    if (whole == M) continue;
+    for (int r = 0; r < N; r += Isa::kRows)
+      partial_block_of_rows(smaller(Isa::kRows, N - r), out + size_t(r) * ldo + whole, ldo,
+                            a + size_t(r) * ars + size_t(k0) * acs, ars, acs, b + size_t(k0) * ldb + whole, ldb, depth,
+                            add, M - whole);
+  }
+}
+
+}  // namespace gemm_kernel
+}  // namespace
+}  // namespace raspc
+
+namespace raspc::gemm_detail {
+void RASPC_GEMM_PRODUCT(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int N, int K,
+                        int M, bool accumulate) {
+  gemm_kernel::product(out, ldo, a, ars, acs, b, ldb, N, K, M, accumulate);
+}
+}  // namespace raspc::gemm_detail
