@@ -1,8 +1,6 @@
 // runtime/gemm_kernel.hpp for AVX2 with FMA (compiled with -mavx2 -mfma; called only where the CPU
 // has both): 8 lanes, 16 vector registers, so 6 rows x 2 packets of accumulators (12) plus the
 // panel's 2 packets and a broadcast.
-#include "runtime/gemm.hpp"
-
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 

@@ -1,8 +1,6 @@
 // runtime/gemm_kernel.hpp for AVX-512 (compiled with -mavx512f -mfma; called only where the CPU has
 // both): 16 lanes, 32 vector registers, so 6 rows x 4 packets of accumulators (24) plus the
 // panel's 4 packets and a broadcast.
-#include "runtime/gemm.hpp"
-
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 

@@ -1,8 +1,6 @@
 // runtime/gemm_kernel.hpp for any CPU, with the build's own flags: 4-lane vectors of GCC's vector
 // extension (SSE2 on any x86-64, NEON on ARM), 4 rows x 2 packets of accumulators. The multiply
 // and the add are rounded apart (compiled with -ffp-contract=off, runtime/gemm_kernels.cmake).
-#include "runtime/gemm.hpp"
-
 #include <cstring>
 
 namespace raspc {

@@ -3,11 +3,13 @@
 // each with its own target flags; runtime/gemm.cpp picks one at run time from the CPU's features.
 //
 // Only for those three files, each of which defines `struct Isa` (in an anonymous namespace) and
-// RASPC_GEMM_PRODUCT (the name of its gemm_detail entry: product_avx512, ...) before including this. Everything here is in an anonymous namespace too, and uses nothing of the
-// standard library: an inline function of external linkage (std::min, std::fill_n, an Eigen
-// packet op) compiled with -mavx512f in one file and plainly in another is one symbol to the
-// linker, which may keep the AVX-512 copy for every caller, and a machine without AVX-512 would
-// then die of an illegal instruction in code that was meant to be portable.
+// RASPC_GEMM_PRODUCT (its entry's name in runtime/gemm.hpp's gemm_detail: product_avx512, ...)
+// before including this. Everything here is in an anonymous namespace too, and the AVX files
+// include nothing but <immintrin.h> (not even runtime/gemm.hpp, which brings <string>): an inline
+// function of external linkage (std::min, std::fill_n, an Eigen packet op) compiled with -mavx512f
+// in one file and plainly in another is one symbol to the linker, which may keep the AVX-512 copy
+// for every caller, and a machine without AVX-512 would then die of an illegal instruction in code
+// that was meant to be portable.
 //
 // The kernel: a block of Isa::kRows rows times a panel of Isa::kPanel packets of columns of the
 // output stays in registers across the inner dimension; `b`'s panel is read in place (it stays in
