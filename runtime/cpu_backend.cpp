@@ -13,6 +13,7 @@
 #include "runtime/flops.hpp"
 #include "runtime/forward_batch.hpp"
 #include "runtime/gemm.hpp"
+#include "runtime/vector_ops.hpp"
 #include "support/diagnostics.hpp"
 #include "support/parallel.hpp"
 
@@ -46,16 +47,7 @@ double encoder_forward(float* out, const int* tokens, const int* positions, cons
 
 double layernorm_forward(float* out, float* mean, float* rstd, const float* in, const float* w, const float* b,
                          int N, int C) {
-  Eigen::Map<const Eigen::ArrayXf> gain(w, C), bias(b, C);
-  for (int n = 0; n < N; ++n) {
-    Eigen::Map<const Eigen::ArrayXf> x(in + size_t(n) * C, C);
-    const float m = x.sum() / C;
-    const float var = (x - m).square().sum() / C;
-    const float s = 1.0f / std::sqrt(var + kLayerNormEpsilon);
-    Eigen::Map<Eigen::ArrayXf>(out + size_t(n) * C, C) = (x - m) * s * gain + bias;
-    if (mean) mean[n] = m;
-    if (rstd) rstd[n] = s;
-  }
+  layernorm_rows(out, mean, rstd, in, w, b, N, C, kLayerNormEpsilon);
   // Per row: sum C; mean 1; variance 3C + 1; rstd 3 (add, sqrt, divide); normalise 4C.
   return double(N) * (8.0 * C + 5);
 }
@@ -86,10 +78,7 @@ double attention_row(float* out, float* att, int att_stride, const float* q, con
     StridedRows kh(k + h * hs, n_keys, hs, Eigen::OuterStride<>(kv_stride));  // (n_keys, hs)
     StridedRows vh(v + h * hs, n_keys, hs, Eigen::OuterStride<>(kv_stride));  // (n_keys, hs)
     p.noalias() = kh * qh;
-    p *= scale;
-    const float max_score = p.maxCoeff();
-    p = (p.array() - max_score).exp();  // Eigen's vectorised exp
-    p *= 1.0f / p.sum();
+    softmax_rows(p.data(), 1, n_keys, n_keys, false, scale);
     Eigen::Map<Eigen::VectorXf>(out + h * hs, hs).noalias() = vh.transpose() * p;
   }
   // Per head: scores (2hs + 1) n; softmax 5n + 1 (max, subtract, exp, sum, scale); values 2 hs n.
@@ -98,56 +87,44 @@ double attention_row(float* out, float* att, int att_stride, const float* q, con
 
 double attention_forward(float* out, float* att, const float* qkv, const int* lengths, int B, int T, int C, int NH,
                          bool causal, float* scores) {
-  using StridedRows = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
-  using StridedOut = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
   const int C3 = 3 * C, hs = C / NH;
   const float scale = 1.0f / std::sqrt(float(hs));
   double flops = 0;
   std::fill_n(att, size_t(B) * NH * T * T, 0.0f);
   if (scores) std::fill_n(scores, size_t(B) * NH * T * T, -std::numeric_limits<float>::infinity());
+  thread_local std::vector<float> keys_t;  // (hs,T) a head's keys, transposed; grows only
+  if (keys_t.size() < size_t(hs) * T) keys_t.resize(size_t(hs) * T);
   for (int b = 0; b < B; ++b) {
     const int n = lengths[b];
-    const float* seq = qkv + size_t(b) * T * C3;
+    const float* seq = qkv + size_t(b) * T * C3;  // (T,3C)
     std::fill_n(out + (size_t(b) * T + n) * C, size_t(T - n) * C, 0.0f);
-    // A sequence's heads as three small products each (scores, softmax, weighted values) rather
-    // than a GEMV per query: the per-query products were most of a batched forward of the d64 model.
+    // A sequence's heads as two small products through the kernel (a query's scores and its
+    // weighted values each depend on that query's row alone) around a softmax a row.
     for (int h = 0; h < NH; ++h) {
-      StridedRows q(seq + h * hs, n, hs, Eigen::OuterStride<>(C3)), k(seq + C + h * hs, n, hs, Eigen::OuterStride<>(C3)),
-          v(seq + 2 * C + h * hs, n, hs, Eigen::OuterStride<>(C3));
-      StridedOut p(att + (size_t(b) * NH + h) * T * T, n, n, Eigen::OuterStride<>(T));
-      p.noalias() = (q * k.transpose()) * scale;
+      const float* q = seq + h * hs;
+      const float* k = seq + C + h * hs;
+      const float* v = seq + 2 * C + h * hs;
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < hs; ++i) keys_t[size_t(i) * n + j] = k[size_t(j) * C3 + i];
+      float* p = att + (size_t(b) * NH + h) * T * T;                 // (n,n) rows T apart
+      gemm_strided(p, T, q, C3, keys_t.data(), n, n, hs, n, false);  // q k^T, unscaled
       if (scores) {
         float* s = scores + (size_t(b) * NH + h) * T * T;
-        for (int t = 0; t < n; ++t) std::copy_n(p.data() + size_t(t) * T, causal ? t + 1 : n, s + size_t(t) * T);
+        for (int t = 0; t < n; ++t)
+          for (int j = 0; j < (causal ? t + 1 : n); ++j) s[size_t(t) * T + j] = p[size_t(t) * T + j] * scale;
       }
-      softmax_rows(p.data(), n, T, causal);
+      softmax_rows(p, n, T, n, causal, scale);
       // As attention_row counts a query over its keys.
       for (int t = 0; t < n; ++t) flops += (4.0 * hs + 6.0) * (causal ? t + 1 : n) + 1.0;
       // Causal rows hold zeros beyond their keys, so the product adds nothing for them.
-      StridedOut(out + size_t(b) * T * C + h * hs, n, hs, Eigen::OuterStride<>(C)).noalias() = p * v;
+      gemm_strided(out + size_t(b) * T * C + h * hs, C, p, T, v, C3, n, n, hs, false);
     }
   }
   return flops;
 }
 
 double gelu_forward(float* out, const float* in, size_t n) {
-  // Eigen's vectorised float tanh (a rational approximation, within a few ulp, exactly +-1 beyond
-  // |x| ~ 7.9, so GELU of a pre-activation below about -7 is exactly 0, as the compiler wants).
-  // In blocks of a fixed 16 floats, the last one padded: Eigen computes an unaligned array's first
-  // and last elements one at a time, without the packets' fused multiply-adds, so an element's bits
-  // would depend on where the array starts; a block of 16 is packets only, wherever it lies.
-  constexpr size_t kBlock = 16;
-  using Block = Eigen::Array<float, kBlock, 1>;
-  const float k = std::sqrt(2.0f / float(M_PI));
-  auto gelu = [k](const Block& x) -> Block { return 0.5f * x * (1.0f + (k * (x + 0.044715f * x * x * x)).tanh()); };
-  const size_t whole = n / kBlock * kBlock;
-  for (size_t i = 0; i < whole; i += kBlock) Eigen::Map<Block>(out + i) = gelu(Eigen::Map<const Block>(in + i));
-  if (whole < n) {
-    Block last = Block::Zero();
-    std::copy(in + whole, in + n, last.data());
-    last = gelu(last);
-    std::copy_n(last.data(), n - whole, out + whole);
-  }
+  gelu_n(out, in, n);  // runtime/vector_ops.hpp: the same bits for an element wherever it lies
   // cube 3, inner add and multiply 2, tanh 1, outer add and two multiplies 3.
   return 9.0 * n;
 }

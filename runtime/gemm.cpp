@@ -1,4 +1,5 @@
-// The dispatch of runtime/gemm.hpp: which compiled kernel runs, and the three products over it.
+// The dispatch of runtime/gemm.hpp: which compiled kernels run (runtime/kernel_table.hpp, the
+// product's and runtime/vector_ops.hpp's), and the three products over them.
 #include "runtime/gemm.hpp"
 
 #include <atomic>
@@ -9,6 +10,7 @@
 
 #include <Eigen/Core>
 
+#include "runtime/kernel_table.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -37,14 +39,14 @@ bool cpu_has(GemmIsa isa) {
   return false;
 }
 
-gemm_detail::Product product_of(GemmIsa isa) {
+const kernel_detail::KernelTable& kernels_of(GemmIsa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
-  if (isa == GemmIsa::Avx512) return &gemm_detail::product_avx512;
-  if (isa == GemmIsa::Avx2) return &gemm_detail::product_avx2;
+  if (isa == GemmIsa::Avx512) return kernel_detail::kernels_avx512;
+  if (isa == GemmIsa::Avx2) return kernel_detail::kernels_avx2;
 #else
   (void)isa;
 #endif
-  return &gemm_detail::product_generic;
+  return kernel_detail::kernels_generic;
 }
 
 // RASPC_MAX_ISA's cap; Avx512 (no cap) when it is unset or not one of the names.
@@ -110,6 +112,8 @@ std::string gemm_environment_problem() {
   return std::string("RASPC_MAX_ISA is '") + text + "', which is not one of avx512, avx2 or generic";
 }
 
+const kernel_detail::KernelTable& kernel_detail::kernels() { return gemm_dispatch::kernels_of(gemm_isa()); }
+
 bool gemm_isa_supported(GemmIsa isa) { return gemm_dispatch::cpu_has(isa); }
 
 GemmIsa gemm_isa() { return gemm_dispatch::current(); }
@@ -121,15 +125,20 @@ void set_gemm_isa(GemmIsa isa) {
 }
 
 void gemm_nn(float* out, const float* a, const float* b, int N, int K, int M, bool accumulate) {
-  gemm_dispatch::product_of(gemm_isa())(out, M, a, K, 1, b, M, N, K, M, accumulate);
+  kernel_detail::kernels().product(out, M, a, K, 1, b, M, N, K, M, accumulate);
 }
 
 void gemm_nt(float* out, const float* d, const float* w, int N, int M, int K) {
-  gemm_dispatch::product_of(gemm_isa())(out, K, d, M, 1, gemm_dispatch::transposed(w, K, M), K, N, M, K, false);
+  kernel_detail::kernels().product(out, K, d, M, 1, gemm_dispatch::transposed(w, K, M), K, N, M, K, false);
 }
 
 void gemm_tn(float* out, const float* a, const float* d, int N, int K, int M) {
-  gemm_dispatch::product_of(gemm_isa())(out, M, a, 1, K, d, M, K, N, M, true);
+  kernel_detail::kernels().product(out, M, a, 1, K, d, M, K, N, M, true);
+}
+
+void gemm_strided(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M,
+                  bool accumulate) {
+  kernel_detail::kernels().product(out, ldo, a, lda, 1, b, ldb, N, K, M, accumulate);
 }
 
 }  // namespace raspc

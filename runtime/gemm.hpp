@@ -12,7 +12,8 @@
 // and no heap allocation (the decoder's allocation test holds gemm_nn to that; gemm_nt transposes w
 // into a buffer of the thread's that only grows).
 //
-// It is compiled for AVX-512, for AVX2 with FMA and for any CPU, and the best one the CPU runs is
+// It is compiled for AVX-512, for AVX2 with FMA and for any CPU (with runtime/vector_ops.hpp's
+// elementwise kernels), and the best one the CPU runs is
 // chosen at the first product (so a portable build, RASPC_NATIVE=OFF, and the Python module are as
 // fast as a -march=native one). The environment variable RASPC_MAX_ISA (avx512, avx2 or generic)
 // caps the choice: what a machine without AVX-512 would run, measured on one with it.
@@ -29,6 +30,10 @@ namespace raspc {
 void gemm_nn(float* out, const float* a, const float* b, int N, int K, int M, bool accumulate);
 void gemm_nt(float* out, const float* d, const float* w, int N, int M, int K);
 void gemm_tn(float* out, const float* a, const float* d, int N, int K, int M);
+// out (N,M) (+)= a (N,K) . b (K,M), each a block of a larger row-major array whose rows lie ldo, lda
+// and ldb floats apart (a head's queries in a sequence's (T,3C) q|k|v, its columns of the output).
+void gemm_strided(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M,
+                  bool accumulate);
 
 enum class GemmIsa { Generic, Avx2, Avx512 };
 const char* gemm_isa_name(GemmIsa isa);  // "generic", "avx2", "avx512"
@@ -41,15 +46,5 @@ GemmIsa gemm_isa();
 std::string gemm_environment_problem();
 // Tests and benches: use `isa` from now on, in every thread; an unsupported one is a UserError.
 void set_gemm_isa(GemmIsa isa);
-
-namespace gemm_detail {
-// out (N,M) (+)= a (N,K) . b (K,M), a's entry (n, k) at a[n * ars + k * acs], b's rows ldb apart:
-// the kernel compiled for each instruction set (runtime/gemm_kernel.hpp).
-using Product = void (*)(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int N, int K,
-                         int M, bool accumulate);
-void product_generic(float*, int, const float*, int, int, const float*, int, int, int, int, bool);
-void product_avx2(float*, int, const float*, int, int, const float*, int, int, int, int, bool);
-void product_avx512(float*, int, const float*, int, int, const float*, int, int, int, int, bool);
-}  // namespace gemm_detail
 
 }  // namespace raspc

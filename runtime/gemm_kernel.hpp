@@ -1,10 +1,10 @@
 // The register-blocked float product of runtime/gemm.hpp, written once over an instruction set's
-// vector operations and compiled three times (gemm_avx512.cpp, gemm_avx2.cpp, gemm_generic.cpp),
-// each with its own target flags; runtime/gemm.cpp picks one at run time from the CPU's features.
+// vector operations and compiled three times (kernels_avx512.cpp, kernels_avx2.cpp,
+// kernels_generic.cpp), each with its own target flags; runtime/gemm.cpp picks one at run time from
+// the CPU's features (runtime/kernel_table.hpp).
 //
-// Only for those three files, each of which defines `struct Isa` (in an anonymous namespace) and
-// RASPC_GEMM_PRODUCT (its entry's name in runtime/gemm.hpp's gemm_detail: product_avx512, ...)
-// before including this. Everything here is in an anonymous namespace too, and the AVX files
+// Only for those three files, each of which defines `struct Isa` (in an anonymous namespace) before
+// including this. Everything here is in an anonymous namespace too, and the AVX files
 // include nothing but <immintrin.h> (not even runtime/gemm.hpp, which brings <string>): an inline
 // function of external linkage (std::min, std::fill_n, an Eigen packet op) compiled with -mavx512f
 // in one file and plainly in another is one symbol to the linker, which may keep the AVX-512 copy
@@ -120,10 +120,3 @@ void product(float* out, int ldo, const float* a, int ars, int acs, const float*
 }  // namespace gemm_kernel
 }  // namespace
 }  // namespace raspc
-
-namespace raspc::gemm_detail {
-void RASPC_GEMM_PRODUCT(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int N, int K,
-                        int M, bool accumulate) {
-  gemm_kernel::product(out, ldo, a, ars, acs, b, ldb, N, K, M, accumulate);
-}
-}  // namespace raspc::gemm_detail

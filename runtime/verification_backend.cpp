@@ -10,6 +10,7 @@
 #include <Eigen/SparseCore>
 
 #include "runtime/forward_batch.hpp"
+#include "runtime/vector_ops.hpp"
 
 namespace raspc {
 
@@ -275,33 +276,6 @@ std::vector<int> cols_meeting(const float* w, int OC, const std::vector<int>& ro
   return cols;
 }
 
-// softmax_rows over rows of `stride` floats, stride a multiple of 16: the keys a query does not
-// see are set to -inf, so exp runs over whole packets and they weigh 0 (the same softmax, summed
-// in another order: the same within float rounding). Every step in fixed blocks of 16 floats: a
-// row's maximum over Eigen's dynamic-size reduction went one float at a time up to the first
-// aligned address and over the keys past the last whole packet, a sixth of sort's verification
-// at length 64.
-void padded_softmax_rows(float* p, int n, int stride, bool causal) {
-  using Block16 = Eigen::Array<float, 16, 1>;
-  for (int t = 0; t < n; ++t) {
-    float* row_start = p + size_t(t) * stride;
-    const int keys = causal ? t + 1 : n;
-    std::fill(row_start + keys, row_start + stride, -std::numeric_limits<float>::infinity());
-    Block16 largest = Eigen::Map<const Block16>(row_start);
-    for (int j = 16; j < stride; j += 16) largest = largest.max(Eigen::Map<const Block16>(row_start + j));
-    const float max = largest.maxCoeff();
-    Block16 sum = Block16::Zero();
-    for (int j = 0; j < stride; j += 16) {
-      Eigen::Map<Block16> block(row_start + j);
-      block = (block - max).exp();
-      sum += block;
-    }
-    const float inverse = 1.0f / sum.sum();
-    for (int j = 0; j < stride; j += 16) Eigen::Map<Block16>(row_start + j) *= inverse;
-    std::fill(row_start + keys, row_start + stride, 0.0f);
-  }
-}
-
 }  // namespace
 
 struct VerificationBackend::Plan {
@@ -472,9 +446,8 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   auto gather_into = [&](float* to, const Block& block, size_t n, const float* gain, const float* shift) {
     const float* row = x + n * C;
     if (!cfg.layer_norm) return block.gather(to, row, 0.0f, 1.0f, nullptr, nullptr);
-    Eigen::Map<const Eigen::ArrayXf> values(row, C);
-    const float mean = values.sum() / C;
-    const float rstd = 1.0f / std::sqrt((values - mean).square().sum() / C + kLayerNormEpsilon);
+    float mean, rstd;
+    layernorm_statistics(row, C, kLayerNormEpsilon, &mean, &rstd);
     block.gather(to, row, mean, rstd, gain, shift);
   };
   auto gather = [&](const Block& block, size_t n, const float* gain, const float* shift) {
@@ -491,10 +464,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   encoder_forward(x, padded.tokens.data(), padded.positions.data(), w.wte, w.wpe, int(N), C);
   capture_residual(0);
   const float scale = 1.0f / std::sqrt(float(cfg.d_head()));
-  // Score rows padded to whole packets of 16 floats: their exponentials run in packets to the
-  // end, where a row of length 65 took one scalar expf a row, a tenth of sort's verification.
-  const int padded_T = (T + 15) & ~15;
-  if (plan.scores.size() < size_t(T) * padded_T) plan.scores.resize(size_t(T) * padded_T);
+  if (plan.scores.size() < size_t(T) * T) plan.scores.resize(size_t(T) * T);
   float* scores = plan.scores.data();
   using RowMatrix = PrunedMatrix::RowMatrix;
   using Stride = Eigen::OuterStride<>;
@@ -521,15 +491,13 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
       for (const Head& head : layer.heads) {
         if (head.nv == 0) continue;
         // As the dense forward's attention_forward: scores, a softmax a row, weighted values.
-        const int stride = (length + 15) & ~15;
-        OutRows p(scores, length, length, Stride(stride));
+        OutRows p(scores, length, length, Stride(length));
         if (head.qk > 0)
-          p.noalias() = (Rows(seq + head.q, length, head.qk, Stride(width)) *
-                         Rows(seq + head.k, length, head.qk, Stride(width)).transpose()) *
-                        scale;
+          p.noalias() = Rows(seq + head.q, length, head.qk, Stride(width)) *
+                        Rows(seq + head.k, length, head.qk, Stride(width)).transpose();
         else
           p.setZero();  // every score a sum of products with a zero weight: uniform attention
-        padded_softmax_rows(scores, length, stride, cfg.causal);
+        softmax_rows(scores, length, length, length, cfg.causal, scale);
         OutRows(heads + size_t(b) * T * NV + head.out, length, head.nv, Stride(NV)).noalias() =
             p * Rows(seq + head.v, length, head.nv, Stride(width));
       }

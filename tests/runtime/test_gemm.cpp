@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "runtime/gemm.hpp"
+#include "tests/runtime/each_kernel.hpp"
 
 using namespace raspc;
+using testing::for_each_kernel;
 
 namespace {
 
@@ -32,23 +34,6 @@ std::vector<float> random_values(size_t n, std::mt19937& rng) {
 // of the magnitudes of its terms, by the standard bound (gamma_K) on a chain of fused
 // multiply-adds; twice that leaves room for the start and the bound's second-order terms.
 double allowed(int K, double magnitude) { return 2.0 * (K + 1) * std::ldexp(1.0, -24) * magnitude + 1e-30; }
-
-// Every kernel this CPU runs (a kernel it cannot run is said, not silently passed), each in turn,
-// and the one chosen before restored afterwards.
-template <class Check>
-void for_each_kernel(Check check) {
-  const GemmIsa before = gemm_isa();
-  for (GemmIsa isa : {GemmIsa::Generic, GemmIsa::Avx2, GemmIsa::Avx512}) {
-    if (!gemm_isa_supported(isa)) {
-      WARN("the " << gemm_isa_name(isa) << " kernel is not checked: this CPU cannot run it");
-      continue;
-    }
-    set_gemm_isa(isa);
-    INFO("kernel " << gemm_isa_name(isa));
-    check();
-  }
-  set_gemm_isa(before);
-}
 
 }  // namespace
 

@@ -1,6 +1,6 @@
-// runtime/gemm_kernel.hpp for any CPU, with the build's own flags: 4-lane vectors of GCC's vector
+// The kernels (runtime/kernel_table.hpp) for any CPU, with the build's own flags: 4-lane vectors of GCC's vector
 // extension (SSE2 on any x86-64, NEON on ARM), 4 rows x 2 packets of accumulators. The multiply
-// and the add are rounded apart (compiled with -ffp-contract=off, runtime/gemm_kernels.cmake).
+// and the add are rounded apart (compiled with -ffp-contract=off, runtime/kernels.cmake).
 #include <cstring>
 
 namespace raspc {
@@ -24,9 +24,23 @@ struct Isa {
     return v;
   }
   static void store_partial(float* p, Vec v, int n) { std::memcpy(p, &v, sizeof(float) * size_t(n)); }
+  static Vec max(Vec a, Vec b) { return a > b ? a : b; }
+  static Vec min(Vec a, Vec b) { return a < b ? a : b; }
+  // The lanes' sum and maximum, halving: 4 -> 2 -> 1.
+  static float sum_lanes(Vec v) { return (v[0] + v[2]) + (v[1] + v[3]); }
+  static float max_lanes(Vec v) {
+    const float a = v[0] > v[2] ? v[0] : v[2], b = v[1] > v[3] ? v[1] : v[3];
+    return a > b ? a : b;
+  }
 };
 }  // namespace
 }  // namespace raspc
 
-#define RASPC_GEMM_PRODUCT product_generic
 #include "runtime/gemm_kernel.hpp"
+#include "runtime/kernel_table.hpp"
+#include "runtime/vector_kernel.hpp"
+
+namespace raspc::kernel_detail {
+extern const KernelTable kernels_generic = {&gemm_kernel::product, &vector_kernel::gelu_n, &vector_kernel::softmax_rows,
+                                     &vector_kernel::layernorm_statistics, &vector_kernel::layernorm_rows};
+}  // namespace raspc::kernel_detail

@@ -1,4 +1,4 @@
-// runtime/gemm_kernel.hpp for AVX2 with FMA (compiled with -mavx2 -mfma; called only where the CPU
+// The kernels (runtime/kernel_table.hpp) for AVX2 with FMA (compiled with -mavx2 -mfma; called only where the CPU
 // has both): 8 lanes, 16 vector registers, so 6 rows x 2 packets of accumulators (12) plus the
 // panel's 2 packets and a broadcast.
 #if defined(__x86_64__) || defined(_M_X64)
@@ -20,10 +20,29 @@ struct Isa {
   }
   static Vec load_partial(const float* p, int n) { return _mm256_maskload_ps(p, first(n)); }
   static void store_partial(float* p, Vec v, int n) { _mm256_maskstore_ps(p, first(n), v); }
+  static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
+  static Vec min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
+  // The lanes' sum and maximum, halving: 8 -> 4 -> 2 -> 1.
+  static float sum_lanes(Vec v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+  }
+  static float max_lanes(Vec v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+  }
 };
 }  // namespace
 }  // namespace raspc
 
-#define RASPC_GEMM_PRODUCT product_avx2
 #include "runtime/gemm_kernel.hpp"
+#include "runtime/kernel_table.hpp"
+#include "runtime/vector_kernel.hpp"
+
+namespace raspc::kernel_detail {
+extern const KernelTable kernels_avx2 = {&gemm_kernel::product, &vector_kernel::gelu_n, &vector_kernel::softmax_rows,
+                                     &vector_kernel::layernorm_statistics, &vector_kernel::layernorm_rows};
+}  // namespace raspc::kernel_detail
 #endif

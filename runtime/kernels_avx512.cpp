@@ -1,0 +1,51 @@
+// The kernels (runtime/kernel_table.hpp) for AVX-512 (compiled with -mavx512f -mfma; called only where the CPU has
+// both): 16 lanes, 32 vector registers, so 6 rows x 4 packets of accumulators (24) plus the
+// panel's 4 packets and a broadcast.
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+
+namespace raspc {
+namespace {
+struct Isa {
+  using Vec = __m512;
+  static constexpr int kLanes = 16, kRows = 6, kPanel = 4;
+  static Vec load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+  static Vec zero() { return _mm512_setzero_ps(); }
+  static Vec broadcast(float x) { return _mm512_set1_ps(x); }
+  static Vec madd(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+  // The first n < 16 lanes (the rest zero on loading, untouched on storing).
+  static __mmask16 first(int n) { return __mmask16((1u << n) - 1u); }
+  static Vec load_partial(const float* p, int n) { return _mm512_maskz_loadu_ps(first(n), p); }
+  static void store_partial(float* p, Vec v, int n) { _mm512_mask_storeu_ps(p, first(n), v); }
+  static Vec max(Vec a, Vec b) { return _mm512_max_ps(a, b); }
+  static Vec min(Vec a, Vec b) { return _mm512_min_ps(a, b); }
+  // The lanes' sum and maximum, halving: 16 -> 8 -> 4 -> 2 -> 1. (Not with _mm512_reduce_add_ps or
+  // _mm512_castps512_ps256, whose use of _mm256_undefined_pd GCC 12 warns of.)
+  static __m256 low_half(Vec v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
+  static __m256 high_half(Vec v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
+  static float sum_lanes(Vec v) {
+    const __m256 h = _mm256_add_ps(low_half(v), high_half(v));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+  }
+  static float max_lanes(Vec v) {
+    const __m256 h = _mm256_max_ps(low_half(v), high_half(v));
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+  }
+};
+}  // namespace
+}  // namespace raspc
+
+#include "runtime/gemm_kernel.hpp"
+#include "runtime/kernel_table.hpp"
+#include "runtime/vector_kernel.hpp"
+
+namespace raspc::kernel_detail {
+extern const KernelTable kernels_avx512 = {&gemm_kernel::product, &vector_kernel::gelu_n, &vector_kernel::softmax_rows,
+                                     &vector_kernel::layernorm_statistics, &vector_kernel::layernorm_rows};
+}  // namespace raspc::kernel_detail
+#endif
