@@ -141,4 +141,9 @@ void gemm_strided(float* out, int ldo, const float* a, int lda, const float* b, 
   kernel_detail::kernels().product(out, ldo, a, lda, 1, b, ldb, N, K, M, accumulate);
 }
 
+void gemm_strided_tn(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M,
+                     bool accumulate) {
+  kernel_detail::kernels().product(out, ldo, a, 1, lda, b, ldb, N, K, M, accumulate);
+}
+
 }  // namespace raspc

@@ -17,7 +17,7 @@ struct KernelTable {
   void (*product)(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int N, int K, int M,
                   bool accumulate);
   // See runtime/vector_ops.hpp for each.
-  void (*gelu)(float* out, const float* in, size_t n);
+  void (*gelu)(float* out, float* th, const float* in, size_t n);
   void (*softmax_rows)(float* p, int n, int stride, int keys, bool causal, float scale);
   void (*layernorm_statistics)(const float* x, int C, float epsilon, float* mean, float* rstd);
   void (*layernorm_rows)(float* out, float* mean, float* rstd, const float* x, const float* gain, const float* bias,

@@ -68,23 +68,29 @@ inline Vec exp_nonpositive(Vec x) {
 }
 
 // GELU, tanh form: 0.5 x (1 + tanh(y)), y = sqrt(2/pi) (x + 0.044715 x^3), computed as
-// x / (1 + e^-2y) (no cancellation where GELU is small), e^-2y clamped to [e^-18, e^18]. Where
+// x (1 / (1 + e^-2y)) (no cancellation where GELU is small), e^-2y clamped to [e^-18, e^18]. Where
 // |y| >= 9 the tanh form rounds tanh to +-1 in float: exactly 0 below (selected), and above,
 // 1 + e^-18 rounds to 1, so exactly x. (The compiler's MLPs keep every pre-activation 0 or at least
 // 10 from it, where GELU is then ReLU exactly.)
-inline Vec gelu(Vec x) {
-  const Vec y = splat(0.7978845608028654f) * (x + splat(0.044715f) * x * x * x);
-  const Vec e = exp_in_range(Isa::min(Isa::max(splat(-2.0f) * y, splat(-18.0f)), splat(18.0f)));
-  const Vec g = x / (splat(1.0f) + e);
-  return y <= splat(-9.0f) ? splat(0.0f) : g;
+// With th, tanh y = 2 (1 + tanh y) / 2 - 1 too (the trainer's backward reads it).
+inline Vec gelu(Vec x, Vec* th = nullptr) {
+  // z = -2y = x (-2 sqrt(2/pi) - 2 sqrt(2/pi) 0.044715 x^2)
+  const Vec z = x * (splat(-1.5957691216057308f) + splat(-0.07135481627260025f) * (x * x));
+  const Vec e = exp_in_range(Isa::min(Isa::max(z, splat(-18.0f)), splat(18.0f)));
+  const Vec half_one_plus_tanh = splat(1.0f) / (splat(1.0f) + e);
+  const Ints off = z >= splat(18.0f);
+  if (th) *th = off ? splat(-1.0f) : splat(2.0f) * half_one_plus_tanh - splat(1.0f);
+  return off ? splat(0.0f) : x * half_one_plus_tanh;
 }
 
-void gelu_n(float* out, const float* in, size_t n) {
-  size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) Isa::store(out + i, gelu(Isa::load(in + i)));
-  if (i < n) {
-    const int rest = int(n - i);
-    store_first(out + i, gelu(load_filled(in + i, rest, 0.0f)), rest);
+// out (n) = GELU(in), and with th (not null) tanh y into th (n).
+void gelu_n(float* out, float* th, const float* in, size_t n) {
+  Vec t;
+  Vec* const tanh_out = th ? &t : nullptr;
+  for (size_t i = 0; i < n; i += kLanes) {
+    const int count = n - i < size_t(kLanes) ? int(n - i) : kLanes;
+    store_first(out + i, gelu(load_filled(in + i, count, 0.0f), tanh_out), count);
+    if (th) store_first(th + i, t, count);
   }
 }
 

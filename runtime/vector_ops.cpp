@@ -4,7 +4,9 @@
 
 namespace raspc {
 
-void gelu_n(float* out, const float* in, size_t n) { kernel_detail::kernels().gelu(out, in, n); }
+void gelu_n(float* out, const float* in, size_t n) { kernel_detail::kernels().gelu(out, nullptr, in, n); }
+
+void gelu_n(float* out, float* th, const float* in, size_t n) { kernel_detail::kernels().gelu(out, th, in, n); }
 
 void softmax_rows(float* p, int n, int stride, int keys, bool causal, float scale) {
   kernel_detail::kernels().softmax_rows(p, n, stride, keys, causal, scale);

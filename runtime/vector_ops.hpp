@@ -14,6 +14,8 @@ namespace raspc {
 // GELU, tanh form, elementwise (out may be in): exactly x where tanh rounds to 1 in float and
 // exactly 0 where it rounds to -1.
 void gelu_n(float* out, const float* in, size_t n);
+// The same, and tanh(sqrt(2/pi) (x + 0.044715 x^3)) into th (n): what GELU's backward reads.
+void gelu_n(float* out, float* th, const float* in, size_t n);
 // Rows t < n of p, `stride` floats apart: row t = softmax(scale * row t) over its first `keys`
 // entries, or with causal over keys - n + 1 + t (a query's keys up to its own position); the rest of
 // the `keys` entries set to 0.

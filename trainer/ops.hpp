@@ -19,8 +19,10 @@
 
 #include <Eigen/Core>
 
+#include "runtime/cpu_backend.hpp"
 #include "runtime/forward_batch.hpp"
 #include "runtime/gemm.hpp"
+#include "runtime/vector_ops.hpp"
 
 namespace raspc::ops {
 
@@ -73,10 +75,12 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int B,
 
 // --- LayerNorm (epsilon 1e-5, as GPT-2) ------------------------------------------------------------
 
-// out (N,C) = (inp - mean) * rstd * w + b; mean, rstd (N) are kept for the backward. Rows as Eigen
-// arrays: the scalar loops' float sums could not be vectorised, 6% of a step.
+// out (N,C) = (inp - mean) * rstd * w + b; mean, rstd (N) are kept for the backward. In float the
+// runtime's kernel (runtime/vector_ops.hpp, dispatched on the CPU's features); rows as Eigen arrays
+// in double.
 template <class T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const T* b, int N, int C) {
+  if constexpr (std::is_same_v<T, float>) return layernorm_rows(out, mean, rstd, inp, w, b, N, C, 1e-5f);
   const T eps = T(1e-5);
   ConstArrayView<T> gain(w, C), shift(b, C);
   for (int i = 0; i < N; ++i) {
@@ -146,10 +150,15 @@ void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, cons
 // qkv (B,T,3C): query | key | value, heads of d = C/H contiguous within each. att (B,H,T,T) holds
 // the softmax weights [query][key]; out (B,T,C). Query t sees key k when k < lengths[b] and, with
 // `causal`, k <= t. Scores are divided by sqrt(d). Each (sequence, head) is three small products
-// over its real positions (Eigen's, vectorised: the scalar loops were a sixth of a training step).
+// over its real positions: in float the runtime's forward (its kernels dispatched on the CPU's
+// features), in double Eigen's.
 template <class T>
 void attention_forward(T* out, T* att, const T* qkv, const int* lengths, bool causal, int B, int Tn, int C,
                        int H) {
+  if constexpr (std::is_same_v<T, float>) {
+    raspc::attention_forward(out, att, qkv, lengths, B, Tn, C, H, causal);
+    return;
+  }
   const int d = C / H;
   const T scale = T(1) / std::sqrt(T(d));
   for (int b = 0; b < B; ++b) {
@@ -168,7 +177,7 @@ void attention_forward(T* out, T* att, const T* qkv, const int* lengths, bool ca
     }
   }
 }
-// scratch (T*T) holds one head's dL/d(att).
+// scratch (T*T + T*d) holds one head's dL/d(att) and, in float, its values transposed.
 template <class T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* att, const int* lengths,
                         bool causal, int B, int Tn, int C, int H) {
@@ -187,29 +196,44 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
           dv(dseq + 2 * C + h * d, n, d, Stride(3 * C));
       StridedView<const T> a(att + (size_t(b) * H + h) * Tn * Tn, n, n, Stride(Tn));
       StridedView<const T> dy(dout + size_t(b) * Tn * C + h * d, n, d, Stride(C));
-      // out = a v: dv = a^T dy, da = dy v^T
-      dv.noalias() = a.transpose() * dy;
       StridedView<T> ds(scratch, n, n, Stride(n));
-      ds.noalias() = dy * v.transpose();
+      // out = a v: dv = a^T dy, da = dy v^T
+      if constexpr (std::is_same_v<T, float>) {  // runtime/gemm.hpp's kernel, v^T copied once
+        gemm_strided_tn(dv.data(), 3 * C, a.data(), Tn, dy.data(), C, n, n, d, false);
+        T* v_t = scratch + size_t(n) * n;  // (d,n)
+        for (int j = 0; j < n; ++j)
+          for (int i = 0; i < d; ++i) v_t[size_t(i) * n + j] = v(j, i);
+        gemm_strided(ds.data(), n, dy.data(), C, v_t, n, n, d, n, false);
+      } else {
+        dv.noalias() = a.transpose() * dy;
+        ds.noalias() = dy * v.transpose();
+      }
       // softmax: ds = a (da - sum_j a_j da_j), times the score scale
       for (int t = 0; t < n; ++t) {
         const T dot = a.row(t).dot(ds.row(t));
         ds.row(t) = (a.row(t).array() * (ds.row(t).array() - dot) * scale).matrix();
       }
       // score = q . k: dq = ds k, dk = ds^T q
-      dq.noalias() = ds * k;
-      dk.noalias() = ds.transpose() * q;
+      if constexpr (std::is_same_v<T, float>) {
+        gemm_strided(dq.data(), 3 * C, ds.data(), n, k.data(), 3 * C, n, n, d, false);
+        gemm_strided_tn(dk.data(), 3 * C, ds.data(), n, q.data(), 3 * C, n, n, d, false);
+      } else {
+        dq.noalias() = ds * k;
+        dk.noalias() = ds.transpose() * q;
+      }
     }
   }
 }
 
 // --- activations ---------------------------------------------------------------------------------------
 
-// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), with Eigen's vectorised tanh
-// (the runtime's; glibc's scalar tanhf, and then a scalar expf, were a third and a tenth of a step).
-// th (n) keeps the tanh for the backward, which would otherwise compute it again.
+// GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); in float the runtime's kernel
+// (runtime/vector_ops.hpp), in double Eigen's vectorised tanh (glibc's scalar tanhf, and then a
+// scalar expf, were a third and a tenth of a step). th (n) keeps the tanh for the backward, which
+// would otherwise compute it again.
 template <class T>
 void gelu_forward(T* out, T* th, const T* inp, size_t n) {
+  if constexpr (std::is_same_v<T, float>) return gelu_n(out, th, inp, n);
   const T k = std::sqrt(T(2) / T(M_PI));
   ConstArrayView<T> x(inp, Eigen::Index(n));
   ArrayView<T> t(th, Eigen::Index(n));
