@@ -60,6 +60,7 @@ nlohmann::json report_json(const CompileReport& r) {
   j["first_undefined"] = text(r.first_undefined);
   j["estimated_verify_inputs"] = r.estimated_verify_inputs;
   j["estimated_verify_seconds"] = r.estimated_verify_seconds;
+  j["verify_threads"] = r.verify_threads;
   j["compile_ms"] = r.compile_ms;
   j["verify_ms"] = r.verify_ms;
   return j;

@@ -99,8 +99,10 @@ struct CompileReport {
   // the most float32 rounds one of their scores by, as designed; 0 without numerical selectors.
   double numerical_selector_margin = 0, numerical_selector_rounding = 0;
   // The compile budget's estimate of the verification to come (compiler/budget.cpp): the inputs
-  // it will check and the seconds that takes at a calibrated rate; 0 without verification.
+  // it will check and the wall seconds that takes at a calibrated rate a thread, on the
+  // verify_threads the verification runs on; 0 without verification.
   double estimated_verify_inputs = 0, estimated_verify_seconds = 0;
+  int verify_threads = 0;
   bool numerical_output = false;
   double compile_ms = 0, verify_ms = 0;
 };

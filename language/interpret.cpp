@@ -282,21 +282,29 @@ void Interpreter::evaluate(NodeId id, const std::vector<Value>& input, int n) {
       const auto& b = selector_[size_t(node.inputs[1])];
       auto& matrix = selector_[size_t(id)];
       matrix.resize(size_t(n) * size_t(n));
+      // Through plain pointers: a byte store through the vectors may alias their own pointers, so
+      // indexing them reloads the pointers at every byte and the loop cannot be vectorised.
+      const uint8_t* pa = a.data();
+      const uint8_t* pb = b.data();
+      uint8_t* out = matrix.data();
+      const size_t count = matrix.size();
       if (node.kind == NodeKind::SelectAnd)
-        for (size_t i = 0; i < matrix.size(); ++i) matrix[i] = a[i] & b[i];
+        for (size_t i = 0; i < count; ++i) out[i] = pa[i] & pb[i];
       else
-        for (size_t i = 0; i < matrix.size(); ++i) matrix[i] = a[i] | b[i];
+        for (size_t i = 0; i < count; ++i) out[i] = pa[i] | pb[i];
       break;
     }
     case NodeKind::SelectNot: {
       const auto& a = selector_[size_t(node.inputs[0])];
       auto& matrix = selector_[size_t(id)];
       matrix.resize(size_t(n) * size_t(n));
+      const uint8_t* pa = a.data();
+      uint8_t* out = matrix.data();  // plain pointers, as for SelectAnd
       for (int q = 0; q < n; ++q) {
         const size_t row = size_t(q) * size_t(n);
         // In causal mode a key after the query stays unselected even under `not`.
         const int visible = causal ? q + 1 : n;
-        for (int k = 0; k < n; ++k) matrix[row + size_t(k)] = uint8_t(k < visible && !a[row + size_t(k)]);
+        for (int k = 0; k < n; ++k) out[row + size_t(k)] = uint8_t(k < visible && !pa[row + size_t(k)]);
       }
       break;
     }

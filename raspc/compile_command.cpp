@@ -34,7 +34,7 @@ std::string describe_shape(const CompileReport& r) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.2g", r.estimated_verify_seconds);
     out += "verification to come: " + with_commas(r.estimated_verify_inputs) + " inputs, about " + seconds +
-           " s estimated\n";
+           " s estimated on " + std::to_string(r.verify_threads) + (r.verify_threads == 1 ? " thread\n" : " threads\n");
   }
   return out;
 }

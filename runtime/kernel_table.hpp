@@ -19,7 +19,7 @@ struct KernelTable {
   // See runtime/vector_ops.hpp for each.
   void (*gelu)(float* out, float* th, const float* in, size_t n);
   void (*softmax_rows)(float* p, int n, int stride, int keys, bool causal, float scale);
-  void (*layernorm_statistics)(const float* x, int C, float epsilon, float* mean, float* rstd);
+  void (*layernorm_statistics)(const float* x, int N, int C, float epsilon, float* mean, float* rstd);
   void (*layernorm_rows)(float* out, float* mean, float* rstd, const float* x, const float* gain, const float* bias,
                          int N, int C, float epsilon);
 };

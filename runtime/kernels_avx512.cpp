@@ -18,8 +18,9 @@ struct Isa {
   static __mmask16 first(int n) { return __mmask16((1u << n) - 1u); }
   static Vec load_partial(const float* p, int n) { return _mm512_maskz_loadu_ps(first(n), p); }
   static void store_partial(float* p, Vec v, int n) { _mm512_mask_storeu_ps(p, first(n), v); }
-  static Vec max(Vec a, Vec b) { return _mm512_max_ps(a, b); }
-  static Vec min(Vec a, Vec b) { return _mm512_min_ps(a, b); }
+  // The masked forms with every lane set: GCC 12 warns of the plain ones' _mm512_undefined_ps.
+  static Vec max(Vec a, Vec b) { return _mm512_mask_max_ps(a, __mmask16(0xFFFF), a, b); }
+  static Vec min(Vec a, Vec b) { return _mm512_mask_min_ps(a, __mmask16(0xFFFF), a, b); }
   // The lanes' sum and maximum, halving: 16 -> 8 -> 4 -> 2 -> 1. (Not with _mm512_reduce_add_ps or
   // _mm512_castps512_ps256, whose use of _mm256_undefined_pd GCC 12 warns of.)
   static __m256 low_half(Vec v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }

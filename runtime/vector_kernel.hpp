@@ -94,80 +94,127 @@ void gelu_n(float* out, float* th, const float* in, size_t n) {
   }
 }
 
-// row[0, keys) = softmax(scale * row[0, keys)); row[keys, width) = 0.
-inline void softmax_row(float* row, int keys, int width, float scale) {
-  const float negative_infinity = -__builtin_inff();
-  const Vec s = splat(scale);
-  if (keys <= kLanes) {  // most rows at the lengths compiled models run at: one vector or two
-    const Vec v = s * load_filled(row, keys, negative_infinity);
-    const Vec e = exp_nonpositive(v - splat(Isa::max_lanes(v)));  // 0 in the lanes past the keys
-    store_first(row, e * splat(1.0f / Isa::sum_lanes(e)), keys);
-  } else if (keys <= 2 * kLanes) {
-    const Vec v0 = s * Isa::load(row), v1 = s * load_filled(row + kLanes, keys - kLanes, negative_infinity);
-    const Vec max = splat(Isa::max_lanes(Isa::max(v0, v1)));
-    const Vec e0 = exp_nonpositive(v0 - max), e1 = exp_nonpositive(v1 - max);
-    const Vec inverse = splat(1.0f / Isa::sum_lanes(e0 + e1));
-    Isa::store(row, e0 * inverse);
-    store_first(row + kLanes, e1 * inverse, keys - kLanes);
-  } else {
-    Vec largest = splat(negative_infinity);
-    for (int j = 0; j < keys; j += kLanes) {
-      const Vec v = s * load_filled(row + j, keys - j, negative_infinity);
-      largest = Isa::max(v, largest);
-    }
-    const Vec max = splat(Isa::max_lanes(largest));
-    Vec sum = splat(0.0f);
-    for (int j = 0; j < keys; j += kLanes) {
-      const Vec e = exp_nonpositive(s * load_filled(row + j, keys - j, negative_infinity) - max);
-      sum += e;
-      store_first(row + j, e, keys - j);
-    }
-    const Vec inverse = splat(1.0f / Isa::sum_lanes(sum));
-    for (int j = 0; j < keys; j += kLanes) {
-      const int n = keys - j;
-      store_first(row + j, load_filled(row + j, n, 0.0f) * inverse, n);
-    }
+// row[0, keys) = softmax(scale * row[0, keys)); row[keys, width) = 0, for a row of NV vectors
+// ((NV - 1) kLanes < keys <= NV kLanes), held in registers from the load to the store (a row
+// stored and read back through partial vectors waited on the store).
+template <int NV>
+inline void softmax_short_row(float* row, int keys, int width, Vec scale) {
+  Vec v[NV];
+  for (int i = 0; i < NV; ++i) v[i] = scale * load_filled(row + i * kLanes, keys - i * kLanes, -__builtin_inff());
+  Vec largest = v[0];
+  for (int i = 1; i < NV; ++i) largest = Isa::max(largest, v[i]);
+  const Vec max = splat(Isa::max_lanes(largest));
+  Vec sum = splat(0.0f);
+  for (int i = 0; i < NV; ++i) {
+    v[i] = exp_nonpositive(v[i] - max);  // 0 in the lanes past the keys
+    sum += v[i];
   }
+  const Vec inverse = splat(1.0f / Isa::sum_lanes(sum));
+  for (int i = 0; i < NV; ++i) store_first(row + i * kLanes, v[i] * inverse, keys - i * kLanes);
   for (int j = keys; j < width; ++j) row[j] = 0.0f;
 }
 
-// Rows t < n of p, `stride` apart: row t over its first `keys` entries, or with causal over
-// keys - n + 1 + t (the keys up to its own position), the rest of the `keys` zero.
-void softmax_rows(float* p, int n, int stride, int keys, bool causal, float scale) {
-  auto keys_of = [&](int t) { return causal ? keys - n + 1 + t : keys; };
+// The same for a row of any length, in three passes over memory.
+inline void softmax_long_row(float* row, int keys, int width, Vec scale) {
   const float negative_infinity = -__builtin_inff();
-  const Vec s = splat(scale);
-  int t = 0;
-  // Rows of one vector two at a time, as softmax_row takes them: a row is a chain of dependent
-  // steps (maximum, exp, sum, divide), and two side by side let the core overlap them.
-  for (; t + 1 < n && keys_of(t + 1) <= kLanes; t += 2) {
-    float* row0 = p + size_t(t) * stride;
-    float* row1 = row0 + stride;
-    const int keys0 = keys_of(t), keys1 = keys_of(t + 1);
-    const Vec v0 = s * load_filled(row0, keys0, negative_infinity), v1 = s * load_filled(row1, keys1, negative_infinity);
-    const Vec e0 = exp_nonpositive(v0 - splat(Isa::max_lanes(v0)));
-    const Vec e1 = exp_nonpositive(v1 - splat(Isa::max_lanes(v1)));
-    store_first(row0, e0 * splat(1.0f / Isa::sum_lanes(e0)), keys0);
-    store_first(row1, e1 * splat(1.0f / Isa::sum_lanes(e1)), keys1);
-    for (int j = keys0; j < keys; ++j) row0[j] = 0.0f;
-    for (int j = keys1; j < keys; ++j) row1[j] = 0.0f;
+  Vec largest = splat(negative_infinity);
+  for (int j = 0; j < keys; j += kLanes) largest = Isa::max(largest, scale * load_filled(row + j, keys - j, negative_infinity));
+  const Vec max = splat(Isa::max_lanes(largest));
+  Vec sum = splat(0.0f);
+  for (int j = 0; j < keys; j += kLanes) {
+    const Vec e = exp_nonpositive(scale * load_filled(row + j, keys - j, negative_infinity) - max);
+    sum += e;
+    store_first(row + j, e, keys - j);
   }
-  for (; t < n; ++t) softmax_row(p + size_t(t) * stride, keys_of(t), keys, scale);
+  const Vec inverse = splat(1.0f / Isa::sum_lanes(sum));
+  for (int j = 0; j < keys; j += kLanes) store_first(row + j, load_filled(row + j, keys - j, 0.0f) * inverse, keys - j);
+  for (int j = keys; j < width; ++j) row[j] = 0.0f;
+}
+
+constexpr int kShortRow = 8;  // vectors: 128 keys with AVX-512, 64 with AVX2
+
+// Rows [t, t + R) of NV vectors each, side by side: a row is a chain of dependent steps (maximum,
+// exp, sum, divide), and two at once let the core overlap them.
+template <int NV>
+inline void short_rows(float* p, int stride, int first, int count, int keys, int width, Vec scale,
+                       int (*keys_of)(int, int, int), int n) {
+  int t = first;
+  for (; t + 1 < first + count; t += 2) {
+    softmax_short_row<NV>(p + size_t(t) * stride, keys_of(t, n, keys), width, scale);
+    softmax_short_row<NV>(p + size_t(t + 1) * stride, keys_of(t + 1, n, keys), width, scale);
+  }
+  if (t < first + count) softmax_short_row<NV>(p + size_t(t) * stride, keys_of(t, n, keys), width, scale);
+}
+
+template <int NV = 1>
+inline void short_rows_of(int vectors, float* p, int stride, int first, int count, int keys, int width, Vec scale,
+                          int (*keys_of)(int, int, int), int n) {
+  if constexpr (NV < kShortRow)
+    if (vectors > NV) return short_rows_of<NV + 1>(vectors, p, stride, first, count, keys, width, scale, keys_of, n);
+  short_rows<NV>(p, stride, first, count, keys, width, scale, keys_of, n);
+}
+
+inline int causal_keys(int t, int n, int keys) { return keys - n + 1 + t; }
+inline int all_keys(int, int, int keys) { return keys; }
+
+// Rows t < n of p, `stride` apart: row t over its first `keys` entries, or with causal over
+// keys - n + 1 + t (the keys up to its own position), the rest of the `keys` zero. Rows of the
+// same number of vectors go together (a causal head's rows grow a key a row).
+void softmax_rows(float* p, int n, int stride, int keys, bool causal, float scale) {
+  int (*const keys_of)(int, int, int) = causal ? &causal_keys : &all_keys;
+  const Vec s = splat(scale);
+  for (int t = 0; t < n;) {
+    const int vectors = (keys_of(t, n, keys) + kLanes - 1) / kLanes;
+    if (vectors > kShortRow) {
+      softmax_long_row(p + size_t(t) * stride, keys_of(t, n, keys), keys, s);
+      ++t;
+      continue;
+    }
+    int end = t + 1;
+    while (end < n && (keys_of(end, n, keys) + kLanes - 1) / kLanes == vectors) ++end;
+    short_rows_of(vectors, p, stride, t, end - t, keys, keys, s, keys_of, n);
+    t = end;
+  }
+}
+
+// The sum of a row's C entries (each minus `shift`, squared when `squares`) over four accumulators:
+// vector k of the row into accumulator k mod 4, then (a0 + a1) + (a2 + a3), so a wide row's
+// additions are four chains instead of one.
+template <bool squares>
+inline float row_sum(const float* x, int C, float shift) {
+  const Vec m = splat(shift);
+  auto term = [&](Vec v) { return squares ? (v - m) * (v - m) : v - m; };
+  Vec a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+  int c = 0;
+  for (; c + 4 * kLanes <= C; c += 4 * kLanes) {
+    a0 += term(Isa::load(x + c));
+    a1 += term(Isa::load(x + c + kLanes));
+    a2 += term(Isa::load(x + c + 2 * kLanes));
+    a3 += term(Isa::load(x + c + 3 * kLanes));
+  }
+  // The last three vectors at most, the last one partial (its other lanes `shift`: a zero term).
+  if (c < C) a0 += term(load_filled(x + c, C - c, shift));
+  if ((c += kLanes) < C) a1 += term(load_filled(x + c, C - c, shift));
+  if ((c += kLanes) < C) a2 += term(load_filled(x + c, C - c, shift));
+  return Isa::sum_lanes((a0 + a1) + (a2 + a3));
 }
 
 // A row's mean and 1 / sqrt(variance + epsilon) over its C entries.
-inline void layernorm_statistics(const float* x, int C, float epsilon, float* mean, float* rstd) {
-  Vec sum = splat(0.0f);
-  for (int c = 0; c < C; c += kLanes) sum += load_filled(x + c, C - c, 0.0f);
-  const float m = Isa::sum_lanes(sum) / float(C);
-  const Vec mv = splat(m);
-  Vec squares = splat(0.0f);
-  for (int c = 0; c < C; c += kLanes) {
-    const Vec d = load_filled(x + c, C - c, m) - mv;
-    squares += d * d;
-  }
+inline void row_statistics(const float* x, int C, float epsilon, float* mean, float* rstd) {
+  const float m = row_sum<false>(x, C, 0.0f) / float(C);
   *mean = m;
-  *rstd = 1.0f / __builtin_sqrtf(Isa::sum_lanes(squares) / float(C) + epsilon);
+  *rstd = 1.0f / __builtin_sqrtf(row_sum<true>(x, C, m) / float(C) + epsilon);
+}
+
+// The statistics of N rows of C, two rows side by side (each a chain of dependent sums, a square
+// root and a division, which the core overlaps when they come together).
+void layernorm_statistics(const float* x, int N, int C, float epsilon, float* mean, float* rstd) {
+  int n = 0;
+  for (; n + 1 < N; n += 2) {
+    row_statistics(x + size_t(n) * C, C, epsilon, mean + n, rstd + n);
+    row_statistics(x + size_t(n + 1) * C, C, epsilon, mean + n + 1, rstd + n + 1);
+  }
+  if (n < N) row_statistics(x + size_t(n) * C, C, epsilon, mean + n, rstd + n);
 }
 
 // out = (x - mean) * rstd * gain + bias over a row of C.
@@ -187,7 +234,7 @@ void layernorm_rows(float* out, float* mean, float* rstd, const float* x, const 
                     int C, float epsilon) {
   for (int n = 0; n < N; ++n) {
     float m, s;
-    layernorm_statistics(x + size_t(n) * C, C, epsilon, &m, &s);
+    row_statistics(x + size_t(n) * C, C, epsilon, &m, &s);
     layernorm_row(out + size_t(n) * C, x + size_t(n) * C, gain, bias, C, m, s);
     if (mean) mean[n] = m;
     if (rstd) rstd[n] = s;

@@ -12,8 +12,8 @@ void softmax_rows(float* p, int n, int stride, int keys, bool causal, float scal
   kernel_detail::kernels().softmax_rows(p, n, stride, keys, causal, scale);
 }
 
-void layernorm_statistics(const float* x, int C, float epsilon, float* mean, float* rstd) {
-  kernel_detail::kernels().layernorm_statistics(x, C, epsilon, mean, rstd);
+void layernorm_statistics(const float* x, int N, int C, float epsilon, float* mean, float* rstd) {
+  kernel_detail::kernels().layernorm_statistics(x, N, C, epsilon, mean, rstd);
 }
 
 void layernorm_rows(float* out, float* mean, float* rstd, const float* x, const float* gain, const float* bias, int N,

@@ -20,8 +20,8 @@ void gelu_n(float* out, float* th, const float* in, size_t n);
 // entries, or with causal over keys - n + 1 + t (a query's keys up to its own position); the rest of
 // the `keys` entries set to 0.
 void softmax_rows(float* p, int n, int stride, int keys, bool causal, float scale);
-// A row's mean and 1 / sqrt(variance + epsilon) over its C entries.
-void layernorm_statistics(const float* x, int C, float epsilon, float* mean, float* rstd);
+// N rows of C: each row's mean and 1 / sqrt(variance + epsilon) into mean and rstd (N).
+void layernorm_statistics(const float* x, int N, int C, float epsilon, float* mean, float* rstd);
 // N rows of C: out = (x - mean) * rstd * gain + bias, with each row's statistics as above, also
 // written to mean and rstd (N) when they are not null.
 void layernorm_rows(float* out, float* mean, float* rstd, const float* x, const float* gain, const float* bias, int N,

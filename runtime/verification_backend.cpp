@@ -421,7 +421,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   const size_t N = size_t(B) * T;
 
   const size_t W = size_t(std::max(plan.widest, 1));
-  const size_t sizes[] = {N * C, N * W, N * W, N * W, N * W, N * W, W};
+  const size_t sizes[] = {N * C, N * W, N * W, N * W, N * W, N * W, W, N, N};
   size_t total = 0;
   for (size_t s : sizes) total += s;
   if (plan.activations.size() < total) plan.activations.resize(total);
@@ -434,6 +434,8 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   float* hidden = take(N * W);   // (N,units) the MLP's hidden units, likewise
   float* delta = take(N * W);    // (N,cols) a writing block's output, likewise
   float* key = take(W);          // one row's gathered columns
+  float* means = take(N);        // (N) the rows' LayerNorm statistics at the current LayerNorm
+  float* rstds = take(N);
   float* units = plan.units.data();
 
   const PaddedTokens padded(batch, result);
@@ -441,14 +443,16 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   auto capture_residual = [&](int stage) {
     if (options.capture_residual) capture_residual_stage(result, x, stage);
   };
-  // Row n's gathered (and, with LayerNorm, normalised) columns for `block` into `to`, with the
-  // row's full-width statistics as layernorm_forward computes them.
+  // The rows' full-width LayerNorm statistics as layernorm_forward computes them, before a
+  // LayerNorm's rows are gathered (a row's own update after its gather changes no other row's).
+  auto normalise_rows = [&] {
+    if (cfg.layer_norm) layernorm_statistics(x, int(N), C, kLayerNormEpsilon, means, rstds);
+  };
+  // Row n's gathered (and, with LayerNorm, normalised) columns for `block` into `to`.
   auto gather_into = [&](float* to, const Block& block, size_t n, const float* gain, const float* shift) {
     const float* row = x + n * C;
     if (!cfg.layer_norm) return block.gather(to, row, 0.0f, 1.0f, nullptr, nullptr);
-    float mean, rstd;
-    layernorm_statistics(row, C, kLayerNormEpsilon, &mean, &rstd);
-    block.gather(to, row, mean, rstd, gain, shift);
+    block.gather(to, row, means[n], rstds[n], gain, shift);
   };
   auto gather = [&](const Block& block, size_t n, const float* gain, const float* shift) {
     gather_into(key, block, n, gain, shift);
@@ -474,6 +478,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     const LayerWeights& lw = w.layers[l];
     Plan::Layer& layer = plan.layers[size_t(l)];
     const int width = layer.qkv.n_cols(), NV = layer.n_values;
+    normalise_rows();
     if (layer.qkv_memo.enabled()) {
       for (size_t n = 0; n < N; ++n) {
         gather(layer.qkv, n, lw.ln_1_w, lw.ln_1_b);
@@ -515,6 +520,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     capture_residual(2 * l + 1);
     if (cfg.n_inner > 0) {
       const size_t n_units = size_t(layer.fc.n_cols());
+      normalise_rows();
       if (layer.mlp_memo.enabled()) {
         for (size_t n = 0; n < N; ++n) {
           gather(layer.fc, n, lw.ln_2_w, lw.ln_2_b);
@@ -536,6 +542,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     capture_residual(2 * l + 2);
   }
   result.logits.resize(N * V);
+  normalise_rows();
   if (!plan.unembed_memo.enabled()) {
     gather_all(plan.unembed, w.ln_f_w, w.ln_f_b);
     plan.unembed.multiply_rows(result.logits.data(), gathered, int(N));

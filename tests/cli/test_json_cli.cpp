@@ -39,7 +39,7 @@ void check_compile_report(const json& j, bool verified) {
                                  "mismatches",       "undefined_inputs", "verified_len",    "exhaustive",
                                  "exhaustive_len",   "samples_per_length", "checked_by_length", "first_mismatch",
                                  "first_departure",  "first_undefined", "estimated_verify_inputs",
-                                 "estimated_verify_seconds", "compile_ms", "verify_ms"};
+                                 "estimated_verify_seconds", "verify_threads", "compile_ms", "verify_ms"};
   // Exactly one of the two figures, as the output is numerical or categorical.
   expected.insert(j["numerical_output"] == true ? "worst_numerical_error" : "min_logit_margin");
   std::set<std::string> found = keys(j);
@@ -71,9 +71,11 @@ void check_compile_report(const json& j, bool verified) {
     CHECK(j["inputs_checked"] == 0);
     CHECK(j["verify_ms"] == 0);
     CHECK(j["estimated_verify_seconds"] == 0);
+    CHECK(j["verify_threads"] == 0);
     return;
   }
   CHECK(j["verify_ms"].get<double>() > 0);
+  CHECK(j["verify_threads"].get<int>() >= 1);
   CHECK(j["estimated_verify_seconds"].get<double>() > 0);
   CHECK(j["checked_by_length"].size() == j["verified_len"].get<size_t>() + 1);
 }
@@ -122,6 +124,18 @@ TEST_CASE("json: compile prints the report, the files written, and nothing else 
 
   Result numerical = raspc_cli("compile programs/frac_prevs.rasp --causal --max-len 4 --json");
   check_compile_report(json::parse(numerical.out), true);
+
+  // The estimate is wall time on the verification's threads: three share the same inputs.
+  Result one = raspc_cli("compile programs/hist.rasp --max-len 6 --threads 1 --json");
+  Result three = raspc_cli("compile programs/hist.rasp --max-len 6 --threads 3 --json");
+  const json j1 = json::parse(one.out), j3 = json::parse(three.out);
+  CHECK(j1["verify_threads"] == 1);
+  CHECK(j3["verify_threads"] == 3);
+  CHECK(j3["estimated_verify_inputs"] == j1["estimated_verify_inputs"]);
+  CHECK(j3["estimated_verify_seconds"].get<double>() ==
+        Approx(j1["estimated_verify_seconds"].get<double>() / 3).epsilon(1e-12));
+  Result text = raspc_cli("compile programs/hist.rasp --max-len 6 --threads 3 -o hist6.safetensors");
+  CHECK(text.out.find(" s estimated on 3 threads\n") != std::string::npos);
 
   Result combined = raspc_cli("compile programs/hist.rasp --json --explain");
   CHECK(combined.code == 1);

@@ -113,7 +113,7 @@ TEST_CASE("LayerNorm's rows are the double-precision normalisation, and their st
         for (int c = 0; c < C; ++c) var += (row[c] - m) * (row[c] - m);
         const double s = 1.0 / std::sqrt(var / C + 1e-5);
         float m1, s1;
-        layernorm_statistics(row, C, 1e-5f, &m1, &s1);
+        layernorm_statistics(row, 1, C, 1e-5f, &m1, &s1);
         INFO("C " << C << ", row " << n);
         CHECK(m1 == mean[size_t(n)]);
         CHECK(s1 == rstd[size_t(n)]);
