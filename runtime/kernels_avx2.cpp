@@ -4,6 +4,8 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
+#include "runtime/kernel_x86.hpp"
+
 namespace raspc {
 namespace {
 struct Isa {
@@ -23,26 +25,13 @@ struct Isa {
   static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
   static Vec min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
   // The lanes' sum and maximum, halving: 8 -> 4 -> 2 -> 1.
-  static float sum_lanes(Vec v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-  }
-  static float max_lanes(Vec v) {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
-  }
+  static float sum_lanes(Vec v) { return sum_lanes_256(v); }
+  static float max_lanes(Vec v) { return max_lanes_256(v); }
 };
 }  // namespace
 }  // namespace raspc
 
+#define RASPC_KERNEL_TABLE kernels_avx2
 #include "runtime/gemm_kernel.hpp"
-#include "runtime/kernel_table.hpp"
 #include "runtime/vector_kernel.hpp"
-
-namespace raspc::kernel_detail {
-extern const KernelTable kernels_avx2 = {&gemm_kernel::product, &vector_kernel::gelu_n, &vector_kernel::softmax_rows,
-                                     &vector_kernel::layernorm_statistics, &vector_kernel::layernorm_rows};
-}  // namespace raspc::kernel_detail
 #endif

@@ -4,6 +4,8 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
+#include "runtime/kernel_x86.hpp"
+
 namespace raspc {
 namespace {
 struct Isa {
@@ -25,28 +27,13 @@ struct Isa {
   // _mm512_castps512_ps256, whose use of _mm256_undefined_pd GCC 12 warns of.)
   static __m256 low_half(Vec v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
   static __m256 high_half(Vec v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
-  static float sum_lanes(Vec v) {
-    const __m256 h = _mm256_add_ps(low_half(v), high_half(v));
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-  }
-  static float max_lanes(Vec v) {
-    const __m256 h = _mm256_max_ps(low_half(v), high_half(v));
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
-  }
+  static float sum_lanes(Vec v) { return sum_lanes_256(_mm256_add_ps(low_half(v), high_half(v))); }
+  static float max_lanes(Vec v) { return max_lanes_256(_mm256_max_ps(low_half(v), high_half(v))); }
 };
 }  // namespace
 }  // namespace raspc
 
+#define RASPC_KERNEL_TABLE kernels_avx512
 #include "runtime/gemm_kernel.hpp"
-#include "runtime/kernel_table.hpp"
 #include "runtime/vector_kernel.hpp"
-
-namespace raspc::kernel_detail {
-extern const KernelTable kernels_avx512 = {&gemm_kernel::product, &vector_kernel::gelu_n, &vector_kernel::softmax_rows,
-                                     &vector_kernel::layernorm_statistics, &vector_kernel::layernorm_rows};
-}  // namespace raspc::kernel_detail
 #endif

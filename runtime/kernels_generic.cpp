@@ -36,11 +36,6 @@ struct Isa {
 }  // namespace
 }  // namespace raspc
 
+#define RASPC_KERNEL_TABLE kernels_generic
 #include "runtime/gemm_kernel.hpp"
-#include "runtime/kernel_table.hpp"
 #include "runtime/vector_kernel.hpp"
-
-namespace raspc::kernel_detail {
-extern const KernelTable kernels_generic = {&gemm_kernel::product, &vector_kernel::gelu_n, &vector_kernel::softmax_rows,
-                                     &vector_kernel::layernorm_statistics, &vector_kernel::layernorm_rows};
-}  // namespace raspc::kernel_detail

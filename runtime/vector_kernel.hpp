@@ -3,6 +3,8 @@
 // product in each of runtime/kernels_*.cpp, so a portable build runs them as wide as the CPU allows
 // (Eigen's, compiled with the build's own flags, were SSE2 there: 0.6 of a native forward).
 // The same rules as runtime/gemm_kernel.hpp: an anonymous namespace, nothing of the standard library.
+// Included after runtime/gemm_kernel.hpp, with RASPC_KERNEL_TABLE defined as the name of the table
+// this file then defines (kernels_avx512, kernels_avx2 or kernels_generic).
 //
 // Each element or row takes the same operations wherever it lies: rows run in whole vectors from
 // their first element, the last vector partial (masked loads and stores), and sums and maxima over a
@@ -244,3 +246,11 @@ void layernorm_rows(float* out, float* mean, float* rstd, const float* x, const 
 }  // namespace vector_kernel
 }  // namespace
 }  // namespace raspc
+
+// This instruction set's table (runtime/kernel_table.hpp), named by the including file.
+#include "runtime/kernel_table.hpp"
+
+namespace raspc::kernel_detail {
+extern const KernelTable RASPC_KERNEL_TABLE = {&gemm_kernel::product, &vector_kernel::gelu_n, &vector_kernel::softmax_rows,
+                                               &vector_kernel::layernorm_statistics, &vector_kernel::layernorm_rows};
+}  // namespace raspc::kernel_detail

@@ -298,6 +298,11 @@ struct VerificationBackend::Plan {
   Block unembed;  // reads ln_f's output; columns: every token
   RowMemo unembed_memo;  // the logits by the gathered ln_f columns
   int widest = 0;  // the most floats a row of any compact activation takes
+  // The most floats a row of each (N, width) buffer of a call takes: q|k|v, the heads' output, and
+  // what the products of all rows at once need where a block is not memoised (its gathered input,
+  // the MLP's hidden units, its output). Each its own: one width for all five made dyck3's
+  // buffers 295 MB a thread at 16, and touching them first was a fifth of its verification.
+  int qkv_width = 0, values_width = 0, gathered_width = 0, hidden_width = 0, delta_width = 0;
   // Every buffer starts on Eigen's alignment: its vectorised reductions and functions (LayerNorm's
   // statistics, GELU, the softmax's exp) handle an unaligned start in scalar code, so a result
   // would otherwise depend on where the allocator put the buffer, and two backends would differ.
@@ -383,6 +388,18 @@ VerificationBackend::VerificationBackend(const Model& model) : model_(model), de
   plan.unembed_memo = RowMemo(plan.unembed.n_rows(), V, double(plan.unembed.n_rows()) * V);
   widen(plan.unembed);
   plan.units.assign(size_t(std::max(plan.widest, 1)), 0.0f);
+  for (const Plan::Layer& layer : plan.layers) {
+    plan.qkv_width = std::max(plan.qkv_width, layer.qkv.n_cols());
+    plan.values_width = std::max(plan.values_width, layer.n_values);
+    if (!layer.qkv_memo.enabled()) plan.gathered_width = std::max(plan.gathered_width, layer.qkv.n_rows());
+    if (!layer.proj_memo.enabled()) plan.delta_width = std::max(plan.delta_width, layer.attn_proj.n_cols());
+    if (I > 0 && !layer.mlp_memo.enabled()) {
+      plan.gathered_width = std::max(plan.gathered_width, layer.fc.n_rows());
+      plan.hidden_width = std::max(plan.hidden_width, layer.fc.n_cols());
+      plan.delta_width = std::max(plan.delta_width, layer.fc_proj.n_cols());
+    }
+  }
+  if (!plan.unembed_memo.enabled()) plan.gathered_width = std::max(plan.gathered_width, plan.unembed.n_rows());
   // 256 MB of memos a backend (a thread) in all, 32 MB each at most.
   std::vector<RowMemo*> memos{&plan.unembed_memo};
   for (Plan::Layer& layer : plan.layers) memos.insert(memos.end(), {&layer.qkv_memo, &layer.proj_memo, &layer.mlp_memo});
@@ -421,18 +438,24 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   const size_t N = size_t(B) * T;
 
   const size_t W = size_t(std::max(plan.widest, 1));
-  const size_t sizes[] = {N * C, N * W, N * W, N * W, N * W, N * W, W, N, N};
+  const size_t sizes[] = {N * C,
+                          N * size_t(plan.qkv_width),
+                          N * size_t(plan.values_width),
+                          N * size_t(plan.gathered_width),
+                          N * size_t(plan.hidden_width),
+                          N * size_t(plan.delta_width),
+                          W, N, N};
   size_t total = 0;
   for (size_t s : sizes) total += s;
   if (plan.activations.size() < total) plan.activations.resize(total);
   float* cursor = plan.activations.data();
   auto take = [&](size_t count) { float* p = cursor; cursor += count; return p; };
   float* x = take(N * C);        // (N,C) the residual stream
-  float* compact = take(N * W);  // (N,cols) q|k|v
-  float* heads = take(N * W);    // (N,values) attention's compact output
-  float* gathered = take(N * W); // (N,rows) a block's gathered input, for the products of all rows at once
-  float* hidden = take(N * W);   // (N,units) the MLP's hidden units, likewise
-  float* delta = take(N * W);    // (N,cols) a writing block's output, likewise
+  float* compact = take(N * size_t(plan.qkv_width));        // (N,cols) q|k|v
+  float* heads = take(N * size_t(plan.values_width));       // (N,values) attention's compact output
+  float* gathered = take(N * size_t(plan.gathered_width));  // (N,rows) a block's gathered input, all rows at once
+  float* hidden = take(N * size_t(plan.hidden_width));      // (N,units) the MLP's hidden units, likewise
+  float* delta = take(N * size_t(plan.delta_width));        // (N,cols) a writing block's output, likewise
   float* key = take(W);          // one row's gathered columns
   float* means = take(N);        // (N) the rows' LayerNorm statistics at the current LayerNorm
   float* rstds = take(N);
