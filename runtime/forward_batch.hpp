@@ -1,13 +1,10 @@
 // What the CPU forwards (CpuBackend, VerificationBackend and the trainer's) share about a padded
-// batch: the encoder's token ids and positions, the capture of the residual stream, and the
-// softmax of a head's scores.
+// batch: the encoder's token ids and positions, and the capture of the residual stream.
 #pragma once
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "runtime/forward.hpp"
 
@@ -36,22 +33,6 @@ inline void capture_residual_stage(ForwardResult& result, const float* x, int st
     for (int t = 0; t < result.lengths[b]; ++t)
       std::memcpy(result.residual.data() + ((size_t(b) * stages + stage) * T + t) * C, x + (size_t(b) * T + t) * C,
                   C * sizeof(float));
-}
-
-// The softmax of each row of a head's (n, n) scores p, rows `stride` apart, over the row's keys:
-// all n, or with causal those up to the row's own position; the masked weights are set to zero.
-// Each row as a contiguous Eigen array, so exp is Eigen's vectorised one (a row of a strided
-// block map called the scalar expf, 4% of a batched forward).
-template <class T>
-void softmax_rows(T* p, int n, int stride, bool causal) {
-  for (int t = 0; t < n; ++t) {
-    T* row_start = p + size_t(t) * stride;
-    const int keys = causal ? t + 1 : n;
-    Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> row(row_start, keys);
-    row = (row - row.maxCoeff()).exp();
-    row *= T(1) / row.sum();
-    std::fill(row_start + keys, row_start + n, T(0));
-  }
 }
 
 }  // namespace raspc

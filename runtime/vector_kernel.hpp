@@ -8,9 +8,9 @@
 //
 // Each element or row takes the same operations wherever it lies: rows run in whole vectors from
 // their first element, the last vector partial (masked loads and stores), and sums and maxima over a
-// row add vector by vector, then the lanes in order. So a row's result depends on the row alone,
-// never on its address, its neighbours or the thread count; the instruction set changes the last
-// bits (lane counts and fused multiply-adds differ).
+// row go vector by vector in a fixed order, then over the lanes by halving (Isa::sum_lanes). So a
+// row's result depends on the row alone, never on its address, its neighbours or the thread count;
+// the instruction set changes the last bits (lane counts and fused multiply-adds differ).
 #pragma once
 
 #include <cstddef>
@@ -120,7 +120,8 @@ inline void softmax_short_row(float* row, int keys, int width, Vec scale) {
 inline void softmax_long_row(float* row, int keys, int width, Vec scale) {
   const float negative_infinity = -__builtin_inff();
   Vec largest = splat(negative_infinity);
-  for (int j = 0; j < keys; j += kLanes) largest = Isa::max(largest, scale * load_filled(row + j, keys - j, negative_infinity));
+  for (int j = 0; j < keys; j += kLanes)
+    largest = Isa::max(largest, scale * load_filled(row + j, keys - j, negative_infinity));
   const Vec max = splat(Isa::max_lanes(largest));
   Vec sum = splat(0.0f);
   for (int j = 0; j < keys; j += kLanes) {
@@ -135,7 +136,7 @@ inline void softmax_long_row(float* row, int keys, int width, Vec scale) {
 
 constexpr int kShortRow = 8;  // vectors: 128 keys with AVX-512, 64 with AVX2
 
-// Rows [t, t + R) of NV vectors each, side by side: a row is a chain of dependent steps (maximum,
+// Rows [first, first + count) of NV vectors each, two side by side: a row is a chain of dependent steps (maximum,
 // exp, sum, divide), and two at once let the core overlap them.
 template <int NV>
 inline void short_rows(float* p, int stride, int first, int count, int keys, int width, Vec scale,

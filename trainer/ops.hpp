@@ -147,6 +147,21 @@ void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, cons
 
 // --- attention ---------------------------------------------------------------------------------------
 
+// The softmax of each row of a head's (n, n) scores p, rows `stride` apart, over the row's keys:
+// all n, or with causal those up to the row's own position; the masked weights are set to zero.
+// The double-precision path's (the gradient check); float runs runtime/vector_ops.hpp's kernel.
+template <class T>
+void masked_softmax_rows(T* p, int n, int stride, bool causal) {
+  for (int t = 0; t < n; ++t) {
+    T* row_start = p + size_t(t) * stride;
+    const int keys = causal ? t + 1 : n;
+    Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> row(row_start, keys);
+    row = (row - row.maxCoeff()).exp();
+    row *= T(1) / row.sum();
+    std::fill(row_start + keys, row_start + n, T(0));
+  }
+}
+
 // qkv (B,T,3C): query | key | value, heads of d = C/H contiguous within each. att (B,H,T,T) holds
 // the softmax weights [query][key]; out (B,T,C). Query t sees key k when k < lengths[b] and, with
 // `causal`, k <= t. Scores are divided by sqrt(d). Each (sequence, head) is three small products
@@ -172,7 +187,7 @@ void attention_forward(T* out, T* att, const T* qkv, const int* lengths, bool ca
       std::fill_n(a_bh, size_t(Tn) * Tn, T(0));
       StridedView<T> a(a_bh, n, n, Stride(Tn));
       a.noalias() = (q * k.transpose()) * scale;
-      softmax_rows(a_bh, n, Tn, causal);
+      masked_softmax_rows(a_bh, n, Tn, causal);
       StridedView<T>(out + size_t(b) * Tn * C + h * d, n, d, Stride(C)).noalias() = a * v;
     }
   }
