@@ -195,10 +195,12 @@ inline float row_sum(const float* x, int C, float shift) {
     a2 += term(Isa::load(x + c + 2 * kLanes));
     a3 += term(Isa::load(x + c + 3 * kLanes));
   }
-  // The last three vectors at most, the last one partial (its other lanes `shift`: a zero term).
+  // The rest, fewer than 4 kLanes entries: four vectors at most, the last one partial (its other
+  // lanes `shift`: a zero term).
   if (c < C) a0 += term(load_filled(x + c, C - c, shift));
   if ((c += kLanes) < C) a1 += term(load_filled(x + c, C - c, shift));
   if ((c += kLanes) < C) a2 += term(load_filled(x + c, C - c, shift));
+  if ((c += kLanes) < C) a3 += term(load_filled(x + c, C - c, shift));
   return Isa::sum_lanes((a0 + a1) + (a2 + a3));
 }
 
