@@ -59,7 +59,8 @@ TEST_CASE("GELU is the tanh form within float rounding, and exactly ReLU 10 or m
 TEST_CASE("the softmax rows are the double-precision softmax, over each row's keys, zero after them") {
   for_each_kernel([] {
     std::mt19937 rng(6);
-    for (int keys : {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 70})
+    // Rows held in registers (up to 8 vectors) and longer ones, for 4, 8 and 16 lanes.
+    for (int keys : {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 70, 129, 200})
       for (bool causal : {false, true}) {
         const int n = causal ? keys : 3, stride = keys + 5;
         const float scale = 0.25f;
