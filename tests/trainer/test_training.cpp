@@ -10,6 +10,7 @@
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
 #include "runtime/forward.hpp"
+#include "tests/runtime/each_kernel.hpp"
 #include "trainer/program_task.hpp"
 #include "trainer/train.hpp"
 
@@ -79,6 +80,44 @@ TEST_CASE("the training forward gives the runtime backend's logits") {
           // fused vs separate ops): logits of size ~1 agree to a few ulps times the depth.
           CHECK(std::abs(got - want) <= 1e-4f * (1 + std::abs(want)));
         }
+  }
+}
+
+// The runtime's float forward against the trainer's double-precision one (Eigen, none of the
+// runtime's kernels), on every instruction set's kernels, at widths that end a row every way for 4,
+// 8 and 16 lanes (15, 31, 61: four vectors left after blocks of four), with a residual dimension
+// of +-400 as compiled models have: a LayerNorm that left out a row's last vector shifted such a
+// model's logits by 9.8 (the interop run caught it; bench/RESULTS.md, "Interop").
+TEST_CASE("the CPU forward gives the double-precision forward's logits on every kernel and width") {
+  for (int C : {15, 31, 61}) {
+    Model model;
+    model.config = {2, C == 15 ? 3 : 1, C, 24, 9, 11, true, true, Activation::Gelu};
+    model.vocab.resize(11);
+    for (int i = 0; i < 11; ++i) model.vocab[i] = "t" + std::to_string(i);
+    model.allocate();
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 0.3f);
+    for (float& x : model.storage) x = normal(rng);
+    for (int v = 0; v < 11; ++v) model.w.wte[size_t(v) * C + C - 1] = v % 2 ? 400.0f : -400.0f;  // the last lane
+    const std::vector<int> lengths = {9, 4};
+    std::vector<std::vector<int>> batch(2);
+    std::vector<int> tokens(2 * 9, 0);
+    for (int b = 0; b < 2; ++b)
+      for (int t = 0; t < lengths[b]; ++t) batch[b].push_back(tokens[b * 9 + t] = int(rng() % 11));
+    Network<double> reference(model, 2);
+    reference.forward(tokens.data(), lengths.data(), nullptr, 2, 9);
+    testing::for_each_kernel([&] {
+      ForwardResult got = make_backend(model, Device::Cpu, 1)->forward(batch);
+      for (int b = 0; b < 2; ++b)
+        for (int t = 0; t < lengths[b]; ++t)
+          for (int v = 0; v < 11; ++v) {
+            const double want = reference.logits()[(b * 9 + t) * 11 + v];
+            INFO("n_embd " << C << ", sequence " << b << ", position " << t << ", token " << v);
+            // float32 against double over two layers: a few units of float rounding of the
+            // largest terms (the +-400 dimension normalised, times weights ~0.3).
+            CHECK(std::abs(got.logits_at(b, t)[v] - want) <= 1e-4 * (1 + std::abs(want)));
+          }
+    });
   }
 }
 
