@@ -13,9 +13,8 @@
 // into a buffer of the thread's that only grows).
 //
 // It is compiled for AVX-512, for AVX2 with FMA and for any CPU (with runtime/vector_ops.hpp's
-// elementwise kernels), and the best one the CPU runs is
-// chosen at the first product (so a portable build, RASPC_NATIVE=OFF, and the Python module are as
-// fast as a -march=native one). The environment variable RASPC_MAX_ISA (avx512, avx2 or generic)
+// elementwise kernels), and the best one the CPU runs is chosen at the first product (so a portable
+// build, RASPC_NATIVE=OFF, and the Python module are as fast as a -march=native one). The environment variable RASPC_MAX_ISA (avx512, avx2 or generic)
 // caps the choice: what a machine without AVX-512 would run, measured on one with it.
 //
 // Each output entry is one multiply-add chain over k in increasing order (fused on AVX2 and

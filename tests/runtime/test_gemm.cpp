@@ -93,6 +93,44 @@ TEST_CASE("gemm_nn, gemm_nt and gemm_tn give the double-precision products withi
   });
 }
 
+// gemm_strided and gemm_strided_tn read and write blocks of larger arrays (a head's columns of a
+// sequence's q|k|v): the block's entries, and nothing around them, which keeps its own values.
+TEST_CASE("the strided products give the double-precision products of blocks inside larger arrays") {
+  for_each_kernel([] {
+    std::mt19937 rng(11);
+    for (const Shape& s : {Shape{9, 16, 9}, Shape{16, 9, 16}, Shape{7, 33, 20}, Shape{1, 5, 3}}) {
+      const int lda = s.K + 5, ldb = s.M + 3, ldo = s.M + 7, lda_t = s.N + 4;
+      const std::vector<float> a = random_values(size_t(s.N) * lda, rng), b = random_values(size_t(s.K) * ldb, rng),
+                               a_t = random_values(size_t(s.K) * lda_t, rng), start = random_values(size_t(s.N) * ldo, rng);
+      for (bool transposed : {false, true})
+        for (bool accumulate : {false, true}) {
+          std::vector<float> out = start;
+          if (transposed)
+            gemm_strided_tn(out.data(), ldo, a_t.data(), lda_t, b.data(), ldb, s.N, s.K, s.M, accumulate);
+          else
+            gemm_strided(out.data(), ldo, a.data(), lda, b.data(), ldb, s.N, s.K, s.M, accumulate);
+          for (int n = 0; n < s.N; ++n)
+            for (int m = 0; m < ldo; ++m) {
+              const size_t at = size_t(n) * ldo + m;
+              INFO((transposed ? "tn" : "nn") << (accumulate ? ", accumulating" : "") << ", entry " << n << "," << m);
+              if (m >= s.M) {
+                REQUIRE(out[at] == start[at]);  // beyond the block: untouched
+                continue;
+              }
+              double want = accumulate ? start[at] : 0.0, magnitude = std::fabs(want);
+              for (int k = 0; k < s.K; ++k) {
+                const double left = transposed ? a_t[size_t(k) * lda_t + n] : a[size_t(n) * lda + k];
+                const double term = left * b[size_t(k) * ldb + m];
+                want += term;
+                magnitude += std::fabs(term);
+              }
+              REQUIRE(std::fabs(out[at] - want) <= allowed(s.K, magnitude));
+            }
+        }
+    }
+  });
+}
+
 // What makes a sequence's logits from the batched forward the same bits in any batch (every other
 // step of the forward is a row's or a sequence's own): a row's product does not depend on the rows
 // computed with it.
