@@ -11,6 +11,7 @@
 #include "language/input.hpp"
 #include "runtime/forward.hpp"
 #include "tests/runtime/each_kernel.hpp"
+#include "tests/runtime/random_model.hpp"
 #include "trainer/program_task.hpp"
 #include "trainer/train.hpp"
 
@@ -90,14 +91,8 @@ TEST_CASE("the training forward gives the runtime backend's logits") {
 // model's logits by 9.8 (the interop run caught it; bench/RESULTS.md, "Interop").
 TEST_CASE("the CPU forward gives the double-precision forward's logits on every kernel and width") {
   for (int C : {15, 31, 61}) {
-    Model model;
-    model.config = {2, C == 15 ? 3 : 1, C, 24, 9, 11, true, true, Activation::Gelu};
-    model.vocab.resize(11);
-    for (int i = 0; i < 11; ++i) model.vocab[i] = "t" + std::to_string(i);
-    model.allocate();
+    Model model = testing::make_random_model({2, C == 15 ? 3 : 1, C, 24, 9, 11, true, true, Activation::Gelu}, 7);
     std::mt19937 rng(7);
-    std::normal_distribution<float> normal(0.0f, 0.3f);
-    for (float& x : model.storage) x = normal(rng);
     for (int v = 0; v < 11; ++v) model.w.wte[size_t(v) * C + C - 1] = v % 2 ? 400.0f : -400.0f;  // the last lane
     const std::vector<int> lengths = {9, 4};
     std::vector<std::vector<int>> batch(2);
