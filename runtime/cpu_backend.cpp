@@ -92,8 +92,6 @@ double attention_forward(float* out, float* att, const float* qkv, const int* le
   double flops = 0;
   std::fill_n(att, size_t(B) * NH * T * T, 0.0f);
   if (scores) std::fill_n(scores, size_t(B) * NH * T * T, -std::numeric_limits<float>::infinity());
-  thread_local std::vector<float> keys_t;  // (hs,T) a head's keys, transposed; grows only
-  if (keys_t.size() < size_t(hs) * T) keys_t.resize(size_t(hs) * T);
   for (int b = 0; b < B; ++b) {
     const int n = lengths[b];
     const float* seq = qkv + size_t(b) * T * C3;  // (T,3C)
@@ -104,10 +102,8 @@ double attention_forward(float* out, float* att, const float* qkv, const int* le
       const float* q = seq + h * hs;
       const float* k = seq + C + h * hs;
       const float* v = seq + 2 * C + h * hs;
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < hs; ++i) keys_t[size_t(i) * n + j] = k[size_t(j) * C3 + i];
-      float* p = att + (size_t(b) * NH + h) * T * T;                 // (n,n) rows T apart
-      gemm_strided(p, T, q, C3, keys_t.data(), n, n, hs, n, false);  // q k^T, unscaled
+      float* p = att + (size_t(b) * NH + h) * T * T;  // (n,n) rows T apart
+      gemm_strided_nt(p, T, q, C3, k, C3, n, hs, n);  // q k^T, unscaled
       if (scores) {
         float* s = scores + (size_t(b) * NH + h) * T * T;
         for (int t = 0; t < n; ++t)

@@ -79,13 +79,14 @@ GemmIsa current() {
   return best;
 }
 
-// to (cols, rows) = from (rows, cols)^T, into a buffer of the calling thread's that only grows.
-const float* transposed(const float* from, int rows, int cols) {
+// to (cols, rows) = from (rows, cols)^T, from's rows ld apart, into a buffer of the calling
+// thread's that only grows. An exact copy: the product after it is the kernel's on any layout.
+const float* transposed(const float* from, int rows, int cols, int ld) {
+  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   thread_local std::vector<float> buffer;
   if (buffer.size() < size_t(rows) * cols) buffer.resize(size_t(rows) * cols);
-  Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(buffer.data(), cols, rows) =
-      Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(from, rows, cols)
-          .transpose();
+  Eigen::Map<RowMajor>(buffer.data(), cols, rows) =
+      Eigen::Map<const RowMajor, 0, Eigen::OuterStride<>>(from, rows, cols, Eigen::OuterStride<>(ld)).transpose();
   return buffer.data();
 }
 
@@ -129,7 +130,7 @@ void gemm_nn(float* out, const float* a, const float* b, int N, int K, int M, bo
 }
 
 void gemm_nt(float* out, const float* d, const float* w, int N, int M, int K) {
-  kernel_detail::kernels().product(out, K, d, M, 1, gemm_dispatch::transposed(w, K, M), K, N, M, K, false);
+  gemm_strided_nt(out, K, d, M, w, M, N, M, K);
 }
 
 void gemm_tn(float* out, const float* a, const float* d, int N, int K, int M) {
@@ -139,6 +140,10 @@ void gemm_tn(float* out, const float* a, const float* d, int N, int K, int M) {
 void gemm_strided(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M,
                   bool accumulate) {
   kernel_detail::kernels().product(out, ldo, a, lda, 1, b, ldb, N, K, M, accumulate);
+}
+
+void gemm_strided_nt(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M) {
+  kernel_detail::kernels().product(out, ldo, a, lda, 1, gemm_dispatch::transposed(b, M, K, ldb), M, N, K, M, false);
 }
 
 void gemm_strided_tn(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M,

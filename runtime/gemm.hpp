@@ -33,6 +33,9 @@ void gemm_tn(float* out, const float* a, const float* d, int N, int K, int M);
 // and ldb floats apart (a head's queries in a sequence's (T,3C) q|k|v, its columns of the output).
 void gemm_strided(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M,
                   bool accumulate);
+// out (N,M) = a (N,K) . b^T, b (M,K) with rows ldb apart (a head's queries times its keys): b copied
+// transposed into a buffer of the thread's, as gemm_nt does (gemm_nt is its contiguous case).
+void gemm_strided_nt(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M);
 // out (N,M) (+)= a^T (N,K) . b (K,M), a (K,N) with rows lda apart: gemm_strided of a transposed in
 // place (the trainer's attention backward).
 void gemm_strided_tn(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M,

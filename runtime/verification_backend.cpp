@@ -303,9 +303,10 @@ struct VerificationBackend::Plan {
   // the MLP's hidden units, its output). Each its own: one width for all five made dyck3's
   // buffers 295 MB a thread at 16, and touching them first was a fifth of its verification.
   int qkv_width = 0, values_width = 0, gathered_width = 0, hidden_width = 0, delta_width = 0;
-  // Every buffer starts on Eigen's alignment: its vectorised reductions and functions (LayerNorm's
-  // statistics, GELU, the softmax's exp) handle an unaligned start in scalar code, so a result
-  // would otherwise depend on where the allocator put the buffer, and two backends would differ.
+  // Every buffer starts on Eigen's alignment: the blocks' and the attention's products here are
+  // Eigen's, whose vectorised paths may start where the address allows, so a result could
+  // otherwise depend on where the allocator put the buffer, and two backends would differ.
+  // (LayerNorm, GELU and the softmax are runtime/vector_ops.hpp's: the same bits at any address.)
   using Buffer = std::vector<float, Eigen::aligned_allocator<float>>;
   Buffer activations;  // every activation of a call, reused by the next one
   Buffer units;        // one row's hidden units

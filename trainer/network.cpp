@@ -51,9 +51,7 @@ Network<T>::Network(const Model& model, int max_batch, int threads)
   dact_storage_.assign(total, T(0));
   acts_ = layout(act_storage_.data(), nullptr);
   dacts_ = layout(dact_storage_.data(), nullptr);
-  // (T,T) dL/d(att) and (d_head,T) a head's values transposed (ops::attention_backward).
-  for (int k = 0; k < threads_; ++k)
-    datt_.emplace_back(size_t(config.n_positions) * (config.n_positions + config.d_head()), T(0));
+  for (int k = 0; k < threads_; ++k) datt_.emplace_back(size_t(config.n_positions) * config.n_positions, T(0));
   for (int k = 1; k < threads_; ++k) {
     chunk_grads_.emplace_back(params.size(), T(0));
     chunk_g_.push_back(tensors_like(model, chunk_grads_.back().data()));

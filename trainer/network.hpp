@@ -100,7 +100,7 @@ class Network {
   void for_each_chunk(int B, const Work& work);
   // The forward and backward of sequences [first, first + B) of the last batch; the forward
   // returns their mean loss. `counted` is the whole batch's positions with a target; `g` takes
-  // the chunk's parameter gradients; scratch (T*(T + d_head)) is the chunk's own.
+  // the chunk's parameter gradients; scratch (T*T) is the chunk's own.
   T forward_rows(int first, int B);
   void backward_rows(int first, int B, int counted, Tensors<T>& g, T* scratch);
   // One layer's LayerNorm, or the identity when the config has none.
@@ -112,7 +112,7 @@ class Network {
   Buffer act_storage_, dact_storage_;
   Acts acts_, dacts_;
   int threads_ = 1;
-  std::vector<std::vector<T>> datt_;  // (T,T+d_head) scratch of every chunk
+  std::vector<std::vector<T>> datt_;  // (T,T) scratch of every chunk
   std::vector<Buffer> chunk_grads_;   // parameter gradients of chunks 1.. (chunk 0 uses grads)
   std::vector<Tensors<T>> chunk_g_;   // views into chunk_grads_
   std::vector<int> tokens_, lengths_, targets_;

@@ -192,7 +192,7 @@ void attention_forward(T* out, T* att, const T* qkv, const int* lengths, bool ca
     }
   }
 }
-// scratch (T*T + T*d) holds one head's dL/d(att) and, in float, its values transposed.
+// scratch (T*T) holds one head's dL/d(att).
 template <class T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* att, const int* lengths,
                         bool causal, int B, int Tn, int C, int H) {
@@ -213,12 +213,9 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
       StridedView<const T> dy(dout + size_t(b) * Tn * C + h * d, n, d, Stride(C));
       StridedView<T> ds(scratch, n, n, Stride(n));
       // out = a v: dv = a^T dy, da = dy v^T
-      if constexpr (std::is_same_v<T, float>) {  // runtime/gemm.hpp's kernel, v^T copied once
+      if constexpr (std::is_same_v<T, float>) {  // runtime/gemm.hpp's kernel
         gemm_strided_tn(dv.data(), 3 * C, a.data(), Tn, dy.data(), C, n, n, d, false);
-        T* v_t = scratch + size_t(n) * n;  // (d,n)
-        for (int j = 0; j < n; ++j)
-          for (int i = 0; i < d; ++i) v_t[size_t(i) * n + j] = v(j, i);
-        gemm_strided(ds.data(), n, dy.data(), C, v_t, n, n, d, n, false);
+        gemm_strided_nt(ds.data(), n, dy.data(), C, v.data(), 3 * C, n, d, n);
       } else {
         dv.noalias() = a.transpose() * dy;
         ds.noalias() = dy * v.transpose();

@@ -93,34 +93,42 @@ TEST_CASE("gemm_nn, gemm_nt and gemm_tn give the double-precision products withi
   });
 }
 
-// gemm_strided and gemm_strided_tn read and write blocks of larger arrays (a head's columns of a
-// sequence's q|k|v): the block's entries, and nothing around them, which keeps its own values.
+// gemm_strided, gemm_strided_nt and gemm_strided_tn read and write blocks of larger arrays (a
+// head's columns of a sequence's q|k|v): the block's entries, and nothing around them, which keeps
+// its own values.
 TEST_CASE("the strided products give the double-precision products of blocks inside larger arrays") {
   for_each_kernel([] {
     std::mt19937 rng(11);
     for (const Shape& s : {Shape{9, 16, 9}, Shape{16, 9, 16}, Shape{7, 33, 20}, Shape{1, 5, 3}}) {
-      const int lda = s.K + 5, ldb = s.M + 3, ldo = s.M + 7, lda_t = s.N + 4;
+      const int lda = s.K + 5, ldb = s.M + 3, ldo = s.M + 7, lda_t = s.N + 4, ldb_t = s.K + 2;
       const std::vector<float> a = random_values(size_t(s.N) * lda, rng), b = random_values(size_t(s.K) * ldb, rng),
-                               a_t = random_values(size_t(s.K) * lda_t, rng), start = random_values(size_t(s.N) * ldo, rng);
-      for (bool transposed : {false, true})
+                               a_t = random_values(size_t(s.K) * lda_t, rng), b_t = random_values(size_t(s.M) * ldb_t, rng),
+                               start = random_values(size_t(s.N) * ldo, rng);
+      enum Form { nn, tn, nt };
+      for (Form form : {nn, tn, nt})
         for (bool accumulate : {false, true}) {
+          if (form == nt && accumulate) continue;  // gemm_strided_nt writes, as gemm_nt
           std::vector<float> out = start;
-          if (transposed)
+          if (form == tn)
             gemm_strided_tn(out.data(), ldo, a_t.data(), lda_t, b.data(), ldb, s.N, s.K, s.M, accumulate);
+          else if (form == nt)
+            gemm_strided_nt(out.data(), ldo, a.data(), lda, b_t.data(), ldb_t, s.N, s.K, s.M);
           else
             gemm_strided(out.data(), ldo, a.data(), lda, b.data(), ldb, s.N, s.K, s.M, accumulate);
           for (int n = 0; n < s.N; ++n)
             for (int m = 0; m < ldo; ++m) {
               const size_t at = size_t(n) * ldo + m;
-              INFO((transposed ? "tn" : "nn") << (accumulate ? ", accumulating" : "") << ", entry " << n << "," << m);
+              INFO((form == tn ? "tn" : form == nt ? "nt" : "nn") << (accumulate ? ", accumulating" : "") << ", entry "
+                                                                   << n << "," << m);
               if (m >= s.M) {
                 REQUIRE(out[at] == start[at]);  // beyond the block: untouched
                 continue;
               }
               double want = accumulate ? start[at] : 0.0, magnitude = std::fabs(want);
               for (int k = 0; k < s.K; ++k) {
-                const double left = transposed ? a_t[size_t(k) * lda_t + n] : a[size_t(n) * lda + k];
-                const double term = left * b[size_t(k) * ldb + m];
+                const double left = form == tn ? a_t[size_t(k) * lda_t + n] : a[size_t(n) * lda + k];
+                const double right = form == nt ? b_t[size_t(m) * ldb_t + k] : b[size_t(k) * ldb + m];
+                const double term = left * right;
                 want += term;
                 magnitude += std::fabs(term);
               }
