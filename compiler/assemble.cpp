@@ -81,7 +81,9 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
   config.n_inner = n_inner;
   config.n_positions = options.max_len + 1;
   config.vocab_size = int(lowered.vocab.size());
-  config.causal = options.mode == Mode::Causal;
+  // A model of no blocks reads no other position: it runs alike with a causal mask and without, so
+  // it says causal, and every runtime (llm.c's, which always masks, and the KV-cache decoder) takes it.
+  config.causal = options.mode == Mode::Causal || config.n_layer == 0;
   config.layer_norm = options.layer_norm;
   config.activation = options.activation;
   model.allocate();

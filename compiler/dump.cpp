@@ -172,6 +172,8 @@ std::string explain(const Program& program, const Inference& inference, const Sc
     if (!schedule.why[size_t(id)].empty()) out << schedule.why[size_t(id)];
     else if (node.kind == NodeKind::Elementwise && read_by_head[size_t(id)])
       out << "folded into the weights of the heads that read it";
+    else if (node.kind == NodeKind::Elementwise && schedule.embedded)
+      out << "fused into the embedding's table of the map that reads it";
     else if (node.kind == NodeKind::Elementwise)
       out << "fused into the lookup table of the map that reads it";
     out << "\n";

@@ -406,8 +406,22 @@ std::optional<double> projection_for(const Program& program, const Inference& in
                                      const std::vector<NodeId>& support, const std::vector<ReadKind>& reads,
                                      int max_len);
 
+// An output map written by the embeddings instead of an MLP (constructions/embedded_map.cpp): a map
+// of the tokens (source: the Tokens node), of the positions (source: indices) or of nothing
+// (source -1, over positions).
+struct EmbeddedMap {
+  enum class Over : uint8_t { Tokens, Positions } over;
+  NodeId source = -1;
+  std::string why() const;  // for --explain
+};
+// The output's embedded map, where it can be one: a categorical map of one of the above whose
+// values, over tokens, are no input symbol's.
+std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
+                                        const CompileOptions& options, NodeId id);
+
 struct Schedule {
-  int blocks = 0;
+  int blocks = 0;  // 0 where the embeddings compute everything (an embedded map)
+  std::optional<EmbeddedMap> embedded;  // the output's, where it has one
   std::vector<int> block_of;            // by NodeId: the block that writes it (0: embedding, -1: none)
   std::vector<int> ready;               // by NodeId: time its residual value is complete (2b-1 attn, 2b MLP)
   std::vector<uint8_t> materialised;    // by NodeId: has residual dimensions

@@ -297,6 +297,8 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     }
   }
 
+  if (schedule.embedded) write_embedded_map(ctx, *schedule.embedded, out);
+
   // The budget: the model's parameters with n MLP units in its widest block are base + n * slope
   // (the width, the blocks, the vocabulary and the positions are known now); its MLP units are
   // counted against --max-parameters as they are built, and the one that passes it is refused.

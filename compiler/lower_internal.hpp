@@ -101,6 +101,9 @@ std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, doubl
 // as constructions/numerical_selector.cpp writes them; nothing for any other head.
 std::optional<HeadScores> numerical_selector_scores(const LowerContext& ctx, NodeId head);
 
+// Writes the output's embedded map into the embeddings' rows (constructions/embedded_map.cpp).
+void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out);
+
 // Heads of one block; `bos_in` is the BOS position's residual entering the block and `gain` ln_1's.
 std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<NodeId>& heads,
                                      const std::vector<double>& bos_in, double gain);

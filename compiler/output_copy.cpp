@@ -1,6 +1,7 @@
 // A rewrite, last before the final inference: an output that is not computed by a head or an MLP
 // (tokens, indices, a constant) gets an identity lookup table, so that it has output dimensions of
-// its own for the tied unembedding.
+// its own for the tied unembedding (written by an MLP, or for indices and a constant by the position
+// embedding: constructions/embedded_map.cpp).
 #include "compiler/ir.hpp"
 
 namespace raspc::compiler {

@@ -109,13 +109,17 @@ const std::vector<Pass>& pipeline() {
        "every selector conjunct reads at most one s-op on each side (a tuple where it read several)", true,
        [](CompileState& s) { return pair_selector_sides(s.program, s.inference); }, program_dump},
       {"output_copy", "value sets",
-       "the output is written by a head or an MLP (an identity lookup where it was tokens, indices or a constant)",
+       "the output has dimensions of its own, written by a head, an MLP or the embeddings (an identity lookup where it "
+       "was tokens, indices or a constant)",
        true, [](CompileState& s) { return copy_output(s.program, s.inference); }, program_dump},
       {"infer", "the rewritten program",
        "the exact value set and the encoding of every s-op, and which selectors are numerical", true,
        [](CompileState&) { return false; },
        [](const CompileState& s, const std::string&) { return dump_inference(s.program, s.inference); }},
-      {"schedule", "value sets", "every head and MLP placed in a block", true, run_schedule,
+      {"schedule", "value sets",
+       "every head and MLP placed in a block; an output that is a map of the tokens or of the positions alone placed in "
+       "the embeddings",
+       true, run_schedule,
        [](const CompileState& s, const std::string&) { return dump_schedule(s.program, s.schedule); }},
       {"allocate", "a schedule", "the residual dimensions, each with a label", true,
        [](CompileState& s) {

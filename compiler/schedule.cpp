@@ -29,6 +29,7 @@ class Scheduler {
 
   Schedule run() {
     mark_materialised();
+    s_.embedded = embedded_map(program_, inference_, options_, program_.output);
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       if (!inference_.info[size_t(id)].needed) continue;
       const Node& node = program_.node(id);
@@ -52,7 +53,8 @@ class Scheduler {
           break;
         case NodeKind::Aggregate: place_head(id); break;
         case NodeKind::Elementwise:
-          if (s_.materialised[id]) place_map(id);
+          if (s_.embedded && id == program_.output) place_embedded(id);
+          else if (s_.materialised[id]) place_map(id);
           break;
         default: break;
       }
@@ -73,7 +75,8 @@ class Scheduler {
       }
       if (options_.layer_norm) add_job(b, MlpJob{id, {id}, {ReadKind::Scratch}, true});
     }
-    s_.blocks = std::max(1, s_.blocks);
+    // Only an embedded output leaves the model without blocks.
+    if (!s_.embedded) s_.blocks = std::max(1, s_.blocks);
     s_.heads.resize(size_t(s_.blocks));
     s_.mlps.resize(size_t(s_.blocks));
     return std::move(s_);
@@ -185,6 +188,13 @@ class Scheduler {
     s_.heads[size_t(b - 1)].push_back(id);
     s_.why[id] = "a head, blocks." + std::to_string(b - 1) + ".attn: its inputs are ready " +
                  (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));
+  }
+
+  void place_embedded(NodeId id) {
+    s_.block_of[id] = 0;
+    s_.ready[id] = 0;
+    s_.materialised[id] = 1;
+    s_.why[id] = s_.embedded->why();
   }
 
   // Time t is residual stage t: "blocks.0.attn", named as TransformerLens names the modules.

@@ -28,11 +28,17 @@ std::string plural(long n, const std::string& one, const std::string& many) {
 
 std::string describe_config(const nlohmann::json& c) {
   auto count = [&](const char* key) { return c.contains(key) && c[key].is_number() ? c[key].get<long>() : 0L; };
-  const long n_embd = count("n_embd"), n_head = count("n_head");
-  std::string out = plural(count("n_layer"), "layer", "layers") + ", " + plural(n_head, "head", "heads") + ", n_embd " +
-                    std::to_string(n_embd);
-  if (n_head > 0) out += " (d_head " + std::to_string(n_embd / n_head) + ")";
-  out += ", MLP " + std::to_string(count("n_inner")) + ", vocabulary " + std::to_string(count("vocab_size")) +
+  const long n_layer = count("n_layer"), n_embd = count("n_embd"), n_head = count("n_head");
+  std::string out;
+  if (n_layer == 0) {  // no heads or MLP to describe: the embeddings compute the output
+    out = "0 layers (the embeddings compute the output), n_embd " + std::to_string(n_embd);
+  } else {
+    out = plural(n_layer, "layer", "layers") + ", " + plural(n_head, "head", "heads") + ", n_embd " +
+          std::to_string(n_embd);
+    if (n_head > 0) out += " (d_head " + std::to_string(n_embd / n_head) + ")";
+    out += ", MLP " + std::to_string(count("n_inner"));
+  }
+  out += ", vocabulary " + std::to_string(count("vocab_size")) +
          ", positions " + std::to_string(count("n_positions")) + " (BOS included), ";
   out += c.value("layer_norm", true) ? "LayerNorm" : "no LayerNorm";
   out += c.value("activation", std::string("gelu")) == "gelu" ? ", GELU" : ", ReLU";

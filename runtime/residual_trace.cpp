@@ -67,8 +67,8 @@ std::string pad(const std::string& s, size_t width) { return s + std::string(wid
 
 }  // namespace
 
-std::string stage_name(int stage) {
-  if (stage == 0) return "blocks.0.hook_resid_pre";
+std::string stage_name(int stage, int n_layer) {
+  if (stage == 0) return n_layer == 0 ? "hook_embed + hook_pos_embed" : "blocks.0.hook_resid_pre";
   const int block = (stage - 1) / 2;
   return "blocks." + std::to_string(block) + (stage % 2 ? ".hook_resid_mid" : ".hook_resid_post");
 }
@@ -80,7 +80,7 @@ std::string stage_description(int stage) {
 
 std::vector<std::string> stage_names(int n_layer) {
   std::vector<std::string> names;
-  for (int s = 0; s <= 2 * n_layer; ++s) names.push_back(stage_name(s));
+  for (int s = 0; s <= 2 * n_layer; ++s) names.push_back(stage_name(s, n_layer));
   return names;
 }
 
@@ -257,7 +257,7 @@ std::string format_trace(const ResidualTrace& trace) {
       }
       cells.push_back(std::move(row));
     }
-    out << (s ? "\n" : "") << "after " << stage_description(s) << " (" << stage_name(s) << "):\n";
+    out << (s ? "\n" : "") << "after " << stage_description(s) << " (" << stage_name(s, (trace.stages - 1) / 2) << "):\n";
     auto line = [&](const std::string& name, const std::vector<std::string>& values) {
       std::string text = pad(name, name_width);
       for (size_t i = 0; i < values.size(); ++i) text += "  " + pad(values[i], widths[i]);

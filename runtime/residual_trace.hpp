@@ -74,8 +74,10 @@ ModelPlacement read_placement(const Model& model);
 
 // Residual stage s by its TransformerLens hook (0-based, the names TransformerLens users hook):
 // "blocks.0.hook_resid_pre" (the embedding), "blocks.0.hook_resid_mid" (after block 0's
-// attention), "blocks.0.hook_resid_post" (after its MLP), "blocks.1.hook_resid_mid", ...
-std::string stage_name(int stage);
+// attention), "blocks.0.hook_resid_post" (after its MLP), "blocks.1.hook_resid_mid", ... A model
+// of no blocks has only the embedding, which TransformerLens hooks as its two terms:
+// "hook_embed + hook_pos_embed".
+std::string stage_name(int stage, int n_layer);
 // The half-block that completes it, by TransformerLens's module names: "the embedding",
 // "blocks.0.attn", "blocks.0.mlp", "blocks.1.attn", ...
 std::string stage_description(int stage);

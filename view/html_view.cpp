@@ -240,7 +240,10 @@ std::string residual_section(const Page& page) {
     Heatmap map{"residual-map", "data-stage=\"" + std::to_string(s) + "\"", "position", "dimension", page.positions,
                 page.labels, [&, s](size_t r, size_t c) { return double(page.result.residual_at(0, s, int(r))[c]); },
                 false, {}, page.bookkeeping};
-    out << "<h3 id=\"" << stage_name(s) << "\">after " << stage_description(s) << " <code>" << stage_name(s)
+    const std::string name = stage_name(s, (page.trace.stages - 1) / 2);
+    std::string anchor = name;  // an id has no spaces: "hook_embed+hook_pos_embed" in a model of no blocks
+    std::erase(anchor, ' ');
+    out << "<h3 id=\"" << anchor << "\">after " << stage_description(s) << " <code>" << name
         << "</code></h3><div class=\"stage\"><div class=\"map\">" << render_heatmap(map) << "</div>";
     if (!page.trace.placement.sops.empty()) out << decoded_table(page.trace, s);
     out << "</div>";

@@ -156,7 +156,7 @@ std::string probes_html(const std::vector<SopProbe>& probes) {
       "says the value can be read there; one at the baseline, that the model does not hold it linearly.</p>"
       "<table class=\"probes\"><tr><th>s-op</th><th>values</th><th>baseline</th>";
   const size_t stages = probes.empty() ? 0 : probes[0].accuracy.size();
-  for (size_t s = 0; s < stages; ++s) html += "<th><code>" + html_escape(stage_name(int(s))) + "</code></th>";
+  for (size_t s = 0; s < stages; ++s) html += "<th><code>" + html_escape(stage_name(int(s), int(stages - 1) / 2)) + "</code></th>";
   html += "</tr>";
   for (const SopProbe& p : probes) {
     html += "<tr data-sop=\"" + html_escape(p.sop) + "\"><th>" + html_escape(p.sop) + "</th><td>" +

@@ -109,6 +109,7 @@ Model with_mlp_width(const Model& model, int width) {
   Model out;
   out.config = from;
   out.config.n_inner = width;
+  if (from.n_layer == 0) out.config.n_layer = 1, out.config.n_head = 1;
   out.vocab = model.vocab;
   out.bos_id = model.bos_id;
   out.input_ids = model.input_ids;

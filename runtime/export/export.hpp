@@ -61,7 +61,9 @@ void export_model(const Model& model, ExportFormat format, const std::string& pa
 nlohmann::json export_metadata(const Model& model);
 
 // `model` with its MLP widened to `width` units by zero units (exact: a zero unit adds
-// activation(0) * 0 = 0), or given a 1-unit zero MLP when it has none.
+// activation(0) * 0 = 0), or given a 1-unit zero MLP when it has none; a model of no blocks (its
+// embeddings compute the output) gets one block of zeros, for the runtimes whose GPT-2 needs a block
+// (exact: its attention averages values of 0, its MLP writes 0).
 Model with_mlp_width(const Model& model, int width);
 
 // A Conv1D weight (rows, cols) row-major, transposed into PyTorch Linear's (cols, rows), as llm.c

@@ -140,7 +140,8 @@ std::string model_card(const Model& model) {
 }  // namespace
 
 void write_hf_export(const Model& input, const std::string& folder) {
-  const Model model = input.config.n_inner == 0 ? with_mlp_width(input, 1) : input;
+  // transformers' GPT-2 takes n_layer 0 (a model of no blocks stays one) but no block without an MLP.
+  const Model model = input.config.n_inner == 0 && input.config.n_layer > 0 ? with_mlp_width(input, 1) : input;
   write_file_atomically(join_path(folder, "model.safetensors"), serialize_model(model));
   write_file_atomically(join_path(folder, "config.json"), hf_config(model).dump(2) + "\n");
   write_file_atomically(join_path(folder, "generation_config.json"), hf_generation_config(model).dump(2) + "\n");

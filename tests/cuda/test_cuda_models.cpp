@@ -27,7 +27,9 @@ std::vector<ModelConfig> parity_configs() {
           make_config(3, 3, 48, 0, 24, 7, false, false, Activation::Relu),
           make_config(2, 8, 32, 64, 40, 9, false, true, Activation::Relu),
           make_config(1, 2, 96, 128, 70, 33, true, false, Activation::Gelu),
-          make_config(2, 2, 40, 80, 33, 6, false, true, Activation::Gelu)};
+          make_config(2, 2, 40, 80, 33, 6, false, true, Activation::Gelu),
+          // No blocks: a compiled embedded map's shape (the embeddings and ln_f alone).
+          make_config(0, 1, 24, 0, 16, 9, true, true, Activation::Gelu)};
 }
 
 std::string describe(const ModelConfig& c) {

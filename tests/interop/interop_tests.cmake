@@ -7,6 +7,7 @@ set(RASPC_INTEROP_DIR ${CMAKE_BINARY_DIR}/interop)
 set(RASPC_INTEROP_RUN ${CMAKE_CURRENT_LIST_DIR}/run.sh ${CMAKE_SOURCE_DIR})
 add_test(NAME "interop: compile the models"
          COMMAND ${RASPC_INTEROP_RUN} ${CMAKE_CURRENT_LIST_DIR}/peers.py compile --raspc $<TARGET_FILE:raspc> --programs ${CMAKE_SOURCE_DIR}/programs
+                 ${CMAKE_CURRENT_LIST_DIR}/programs
                  --models ${RASPC_INTEROP_DIR}/models)
 set_tests_properties("interop: compile the models" PROPERTIES SKIP_RETURN_CODE 77 LABELS interop
                      FIXTURES_SETUP interop_models)

@@ -73,8 +73,9 @@ def cmd_compile(a):
     os.makedirs(a.models, exist_ok=True)
     rng = random.Random(8)
     models = []
-    for name in sorted(f[:-5] for f in os.listdir(a.programs) if f.endswith(".rasp")):
-        path = os.path.join(a.programs, name + ".rasp")
+    paths = sorted(os.path.join(d, f) for d in a.programs for f in os.listdir(d) if f.endswith(".rasp"))
+    for path in paths:
+        name = os.path.basename(path)[:-5]
         own = program_mode(path)
         for mode in [own, "bidirectional" if own == "causal" else "causal"]:
             stem = f"{name}.{mode}"
@@ -122,7 +123,7 @@ def hf_runner(folder, meta, torch):
 def hf_forward(model, meta, torch, ids, bidirectional_mask=True):
     x = torch.tensor(ids)
     kwargs = {}
-    if meta["mode"] == "bidirectional" and bidirectional_mask:
+    if not meta["config"]["causal"] and bidirectional_mask:
         kwargs["attention_mask"] = torch.zeros(x.shape[0], 1, x.shape[1], x.shape[1])
     captured = {}
     hook = model.transformer.ln_f.register_forward_pre_hook(lambda m, args: captured.update(x=args[0]))
@@ -148,7 +149,10 @@ def tlens_runner(folder, meta, torch):
     def run(ids):
         with torch.no_grad():
             logits, cache = model.run_with_cache(torch.tensor(ids))
-        return logits, numerical(meta, cache[f"blocks.{layers - 1}.hook_resid_post"])
+        # A model of no blocks: the residual before ln_final is the two embeddings' sum.
+        residual = (cache[f"blocks.{layers - 1}.hook_resid_post"] if layers
+                    else cache["hook_embed"] + cache["hook_pos_embed"])
+        return logits, numerical(meta, residual)
     return model, run
 
 
@@ -170,8 +174,8 @@ def gguf_runner(path, meta, torch):
                         layer_norm_epsilon=field("gpt2.attention.layer_norm_epsilon"),
                         activation_function="gelu_new", resid_pdrop=0, embd_pdrop=0, attn_pdrop=0,
                         tie_word_embeddings=True, bos_token_id=meta["bos_id"], eos_token_id=None)
-    if field("gpt2.attention.causal") != (meta["mode"] == "causal"):
-        raise AssertionError("gpt2.attention.causal does not match the model's mode")
+    if field("gpt2.attention.causal") != meta["config"]["causal"]:
+        raise AssertionError("gpt2.attention.causal does not match the model's config")
     model = GPT2LMHeadModel.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path), config=config)
     model.eval()
     return lambda ids: hf_forward(model, meta, torch, ids)
@@ -273,9 +277,10 @@ def cmd_check(a):
             model, tokenizer, run = hf_runner(out, meta, torch)
             check_tokenizer(tokenizer, meta, expected)
             check_card(out, m["model"], a.raspc, meta)
-            if meta["mode"] == "bidirectional":
+            if not meta["config"]["causal"]:
                 # Without the documented mask HF runs causally: the model card's warning must be true
-                # for the programs that look ahead (a causal program compiled bidirectionally may not).
+                # for the programs that look ahead (a causal program compiled bidirectionally may not;
+                # a model of no blocks looks nowhere, and its config says causal).
                 unmasked = compare(lambda ids: run(ids, False), meta, expected, torch)
                 extra = f"without the mask: {unmasked[1]}/{unmasked[0]}"
                 if m["own_mode"] and unmasked[1] == unmasked[0]:
@@ -340,7 +345,7 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compile")
     c.add_argument("--raspc", required=True)
-    c.add_argument("--programs", required=True)
+    c.add_argument("--programs", required=True, nargs="+")
     c.add_argument("--models", required=True)
     k = sub.add_parser("check")
     k.add_argument("format", choices=["hf", "tlens", "tl2", "gguf", "llmc"])

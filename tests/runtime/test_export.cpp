@@ -432,3 +432,37 @@ TEST_CASE("with_mlp_width pads with zero units that leave the logits unchanged")
   // The zero units add exact zeros, but a wider GEMM may sum the real units in another order.
   for (size_t i = 0; i < a.logits.size(); ++i) CHECK(b.logits[i] == Approx(a.logits[i]).epsilon(1e-6).margin(1e-6));
 }
+
+TEST_CASE("a model of no blocks stays one in hf and tlens, and gets one block of zeros in gguf and llmc") {
+  // What an embedded map compiles to (compiler/constructions/embedded_map.cpp): embeddings and ln_f.
+  Model model = make_random_model(make_config(0, 1, 8, 0, 6, 5, true, true, Activation::Gelu), 13, 0.3f, true);
+  model.vocab = {"<bos>", "a", "b", "c", "10"};
+  model.input_ids = {1, 2, 3};
+  model.metadata = {{"mode", "causal"}, {"output", {{"encoding", "categorical"}, {"token_ids", {4, 1}}}}};
+  TempFolder dir("raspc-export-test");
+  export_model(model, ExportFormat::HuggingFace, dir / "hf");
+  CHECK(read_json(dir / "hf/config.json")["n_layer"] == 0);
+  CHECK(load_model(dir / "hf/model.safetensors").config.n_layer == 0);
+  export_model(model, ExportFormat::TransformerLens, dir / "tlens");
+  CHECK(read_json(dir / "tlens/tlens_config.json")["config"]["n_layers"] == 0);
+
+  // The block of zeros changes nothing: the same logits, exactly (its attention averages values of
+  // 0 and its MLP writes 0).
+  Model one_block = with_mlp_width(model, 1);
+  REQUIRE(one_block.config.n_layer == 1);
+  REQUIRE(one_block.config.n_inner == 1);
+  const LayerWeights& L = one_block.w.layers[0];
+  CHECK(std::all_of(L.attn_w, L.attn_w + 8 * 24, [](float v) { return v == 0.0f; }));
+  CHECK(std::all_of(L.fc_proj_w, L.fc_proj_w + 8, [](float v) { return v == 0.0f; }));
+  const std::vector<int> input = {0, 3, 1, 2, 2, 1};
+  CHECK(make_backend(model)->forward({input}).logits == make_backend(one_block)->forward({input}).logits);
+
+  export_model(model, ExportFormat::Gguf, dir / "m.gguf");
+  const GgufFile gguf = read_gguf(read_file_bytes(dir / "m.gguf"));
+  CHECK(gguf.kv["gpt2.block_count"] == 1);
+  CHECK(gguf.tensors.count("blk.0.attn_qkv.weight") == 1);
+  export_model(model, ExportFormat::Llmc, dir / "llmc");
+  const LlmcFile llmc = read_llmc(read_file_bytes(dir / "llmc/model.bin"));
+  CHECK(llmc.header[4] == 1);  // L
+  CHECK(llmc.trailing_bytes == 0);
+}

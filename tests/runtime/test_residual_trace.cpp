@@ -36,7 +36,7 @@ TEST_CASE("the residual decodes to each s-op's value, numbers snapped to the val
   // 0.25 is within no tolerance of a listed value: it prints as the raw number.
   CHECK(trace.decoded[0][1] == std::vector<std::string>{"0", "1/3", "0.25"});
   CHECK(format_trace(trace) ==
-        "after the embedding (blocks.0.hook_resid_pre):\n"
+        "after the embedding (hook_embed + hook_pos_embed):\n"
         "position  0    1\n"
         "x         a    b\n"
         "frac      1/3  0.25\n");
@@ -50,7 +50,7 @@ TEST_CASE("a decoded value that differs from the interpreter's is marked") {
   CHECK_FALSE(trace.mismatch(0, 0, 1));
   CHECK(trace.any_mismatch());
   CHECK(format_trace(trace) ==
-        "after the embedding (blocks.0.hook_resid_pre):\n"
+        "after the embedding (hook_embed + hook_pos_embed):\n"
         "position  0    1\n"
         "x         a    b!=a\n"
         "frac      1/3  0.25!=1/2\n");
@@ -60,6 +60,8 @@ TEST_CASE("stages are named by their TransformerLens hooks, 0-based") {
   CHECK(stage_names(2) == std::vector<std::string>{"blocks.0.hook_resid_pre", "blocks.0.hook_resid_mid",
                                                    "blocks.0.hook_resid_post", "blocks.1.hook_resid_mid",
                                                    "blocks.1.hook_resid_post"});
+  // A model of no blocks: TransformerLens has no hook_resid_pre there, only the embedding's two terms.
+  CHECK(stage_names(0) == std::vector<std::string>{"hook_embed + hook_pos_embed"});
   CHECK(stage_description(0) == "the embedding");
   CHECK(stage_description(3) == "blocks.1.attn");
   CHECK(stage_description(4) == "blocks.1.mlp");

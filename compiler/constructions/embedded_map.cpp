@@ -1,0 +1,78 @@
+// A map folded into the embeddings: an output that is a map of the tokens alone, of the positions
+// alone (`indices` and maps of it) or of nothing is a table over the token or the position, so the
+// token (position) embedding's row writes its value's one-hot directly: no MLP, and a program that
+// needs nothing else is a model of no blocks (HF's GPT-2 takes n_layer 0; the exports that need a
+// block get one of zeros, runtime/export/).
+//
+// Positions: wpe isn't tied to anything, so its rows write the one-hot at 1 exactly as an MLP would
+// and the tied unembedding reads it as it reads any output.
+//
+// Tokens: wte is also the unembedding, so what an input token's row writes is read back as that
+// token's logit. Writing the output's one-hot at 1 into input row t adds h[out:F(t)] = 1 to the
+// logit of every input token u with F(u) = F(t): it would outscore the output token (pad e, out e:
+// e + e^2). So each output-only token's row writes its output dimension at 1 + e instead of e:
+// the right output scores e^2 + (1 + e), the best input token e^2 + e^2 + 1, a margin of e - e^2
+// (an MLP-written output's is e - 2e^2), and every row still sums to the same 1 + 2e, so ln_f's
+// mean moves every logit alike. Output values that are also input symbols have input rows, which
+// cannot carry 1 + e; such a map stays an MLP.
+#include <optional>
+
+#include "compiler/lower_internal.hpp"
+
+namespace raspc::compiler {
+
+std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
+                                        const CompileOptions& options, NodeId id) {
+  const Node& node = program.node(id);
+  const SopInfo& info = inference.info[size_t(id)];
+  if (id != program.output || node.kind != NodeKind::Elementwise || info.encoding != Encoding::Categorical)
+    return std::nullopt;
+  std::vector<NodeId> support = support_of(program, id, &inference.cut);
+  if (support.empty()) return EmbeddedMap{EmbeddedMap::Over::Positions, -1};
+  if (support.size() != 1) return std::nullopt;
+  const NodeKind source = program.node(support[0]).kind;
+  if (source == NodeKind::Indices) return EmbeddedMap{EmbeddedMap::Over::Positions, support[0]};
+  if (source != NodeKind::Tokens) return std::nullopt;
+  for (const Value& v : info.values)
+    for (const Value& symbol : options.vocab)
+      if (to_display(v) == to_display(symbol)) return std::nullopt;
+  return EmbeddedMap{EmbeddedMap::Over::Tokens, support[0]};
+}
+
+std::string EmbeddedMap::why() const {
+  return over == Over::Tokens ? "the token embedding: each input token's row writes the map's value"
+                              : "the position embedding: each position's row writes the map's value";
+}
+
+void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out) {
+  const NodeId id = ctx.program.output;
+  const std::vector<Value>& values = ctx.info(id).values;
+  const std::vector<int>& dims = ctx.allocation.onehot.at(id);
+  std::vector<NodeId> support;
+  if (map.source >= 0) support.push_back(map.source);
+  // The one-hot dimension of F(x), or -1 where the map is undefined there (an MLP writes nothing
+  // there either).
+  auto dim_of = [&](const Value& x) {
+    Value v;
+    std::vector<Value> at;
+    if (map.source >= 0) at.push_back(x);
+    if (!evaluate_fused(ctx.program, id, support, at, v)) return -1;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (same_value(values[i], v)) return dims[i];
+    return -1;
+  };
+  if (map.over == EmbeddedMap::Over::Positions) {
+    for (size_t p = 1; p < out.wpe.size(); ++p)
+      if (int d = dim_of(Value::of_int(int64_t(p) - 1)); d >= 0) out.wpe[p].push_back({d, 1.0});
+    return;
+  }
+  const std::vector<Value>& symbols = ctx.options.vocab;
+  for (size_t s = 0; s < symbols.size(); ++s)
+    if (int d = dim_of(symbols[s]); d >= 0) out.wte[size_t(out.input_ids[s])].push_back({d, 1.0});
+  // Output-only tokens (every output value here): their output dimension at 1 + e, as above.
+  for (int token : out.output_token_of_value)
+    for (auto& [dim, w] : out.wte[size_t(token)])
+      if (dim != ctx.allocation.pad) w = 1.0 + kTokenAmplitude;
+}
+
+}  // namespace raspc::compiler

@@ -1,0 +1,82 @@
+// Maps folded into the embeddings (compiler/constructions/embedded_map.cpp): an output that is a map
+// of the tokens, of the positions or of nothing is written by the embedding rows, and a program
+// that needs nothing else compiles to a model of no blocks, verified like any other.
+#include <catch2/catch.hpp>
+
+#include "compile_helpers.hpp"
+#include "runtime/cpu_backend.hpp"
+
+using namespace raspc;
+using namespace raspc::testing;
+
+namespace {
+
+std::vector<Value> numbers_below(int n) {
+  std::vector<Value> v;
+  for (int i = 0; i < n; ++i) v.push_back(Value::of_int(i));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("embedded map: a map of the tokens is the token embedding's, in a model of no blocks") {
+  // The size issue's example: Tracr compiles it, vocabulary 0..99 and max length 9, to 13,791
+  // parameters. Here: wte 103 x 106, wpe 10 x 106 and ln_f's gain and bias, 2 x 106.
+  const Program program = program_from_text("mod7 = tokens % 7 == 0;\nmod7;\n");
+  for (Mode mode : {Mode::Causal, Mode::Bidirectional}) {
+    INFO((mode == Mode::Causal ? "causal" : "bidirectional"));
+    CompileOptions o = test_options(numbers_below(100), 9, mode, 200);
+    o.exhaustive_limit = 100 + 100 * 100;  // every input up to length 2, then 200 a length
+    const CompileResult r = compile_program(program, o);
+    CHECK(r.model.config.n_layer == 0);
+    CHECK(r.report.parameters == 103 * 106 + 10 * 106 + 2 * 106);
+    CHECK(r.report.parameters <= 13791);
+    CHECK(r.report.inputs_checked == 10100 + 7 * 200);
+    CHECK(r.report.mismatches == 0);
+    // The output tokens' rows write their dimension at 1 + e: the right one wins by e - e^2 before
+    // ln_f, which scales that to about 45 (an MLP-written output wins by 50(1 - 2e) = 40).
+    CHECK(r.report.min_logit_margin > 40);
+  }
+}
+
+TEST_CASE("embedded map: maps of the positions, and a constant, are the position embedding's") {
+  for (const char* text : {"even = indices % 2 == 0;\neven;\n", "where = indices;\nwhere;\n",
+                           "back = 3 - indices;\nback;\n", "\"x\";\n"}) {
+    for (Mode mode : {Mode::Causal, Mode::Bidirectional}) {
+      INFO(text << (mode == Mode::Causal ? " causal" : " bidirectional"));
+      const CompileResult r = compile_program(program_from_text(text), test_options(parse_vocabulary("ab"), 6, mode));
+      CHECK(r.model.config.n_layer == 0);
+      CHECK(r.report.inputs_checked == 126);  // every input up to length 6 over two symbols
+      CHECK(r.report.mismatches == 0);
+      CHECK(r.report.min_logit_margin > 35);
+    }
+  }
+}
+
+TEST_CASE("embedded map: a map whose values are input symbols stays an MLP") {
+  // Its output tokens are also input tokens, whose tied rows must carry the input's own entries:
+  // they cannot be the 1 + e rows that outscore the embedded one-hot (embedded_map.cpp).
+  for (const char* text : {"swapped = \"b\" if tokens == \"a\" else \"a\";\nswapped;\n", "tokens;\n"}) {
+    INFO(text);
+    const CompileResult r =
+        compile_program(program_from_text(text), test_options(parse_vocabulary("ab"), 6, Mode::Bidirectional));
+    CHECK(r.model.config.n_layer == 1);
+    CHECK(r.report.mismatches == 0);
+  }
+}
+
+TEST_CASE("embedded map: a model of no blocks runs on the CPU as the interpreter says") {
+  // Its values (100 to 109) are no input symbol's, which a map to 0..2 would be.
+  const Program program = program_from_text("shifted = tokens + 100;\nshifted;\n");
+  const CompileResult r = compile_program(program, test_options(numbers_below(10), 5, Mode::Causal));
+  REQUIRE(r.model.config.n_layer == 0);
+  const std::vector<int> ids = {r.model.bos_id, r.model.token_id("7"), r.model.token_id("3"), r.model.token_id("5")};
+  CpuBackend backend(r.model);
+  const ForwardResult f = backend.forward({ids});
+  std::vector<std::string> outputs;
+  for (int t = 1; t < int(ids.size()); ++t) {
+    const float* logits = f.logits_at(0, t);
+    outputs.push_back(r.model.vocab[size_t(std::max_element(logits, logits + f.vocab) - logits)]);
+  }
+  CHECK(outputs == std::vector<std::string>{"107", "103", "105"});
+}
