@@ -66,6 +66,9 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     const Node& node = program.node(id);
     std::string name = program.label(id);
     if (node.kind == NodeKind::Tokens) {
+      // An embedded map of the tokens reads them as it is compiled; nothing in the model does, and
+      // an input row without them is {pad, 2e} like a program's that never reads tokens (lower.cpp).
+      if (schedule.embedded && schedule.embedded->over == EmbeddedMap::Over::Tokens) continue;
       std::vector<int> dims;
       for (const Value& v : info.values) dims.push_back(add("tokens:" + to_display(v)));
       a.tokens[id] = dims;

@@ -7,14 +7,15 @@
 // Positions: wpe isn't tied to anything, so its rows write the one-hot at 1 exactly as an MLP would
 // and the tied unembedding reads it as it reads any output.
 //
-// Tokens: wte is also the unembedding, so what an input token's row writes is read back as that
-// token's logit. Writing the output's one-hot at 1 into input row t adds h[out:F(t)] = 1 to the
-// logit of every input token u with F(u) = F(t): it would outscore the output token (pad e, out e:
-// e + e^2). So each output-only token's row writes its output dimension at 1 + e instead of e:
-// the right output scores e^2 + (1 + e), the best input token e^2 + e^2 + 1, a margin of e - e^2
-// (an MLP-written output's is e - 2e^2), and every row still sums to the same 1 + 2e, so ln_f's
-// mean moves every logit alike. Output values that are also input symbols have input rows, which
-// cannot carry 1 + e; such a map stays an MLP.
+// Tokens: nothing in the model reads them (the map did, as it was compiled), so they get no
+// dimensions (allocate.cpp) and an input row is {pad, 2e} (e = kTokenAmplitude) plus, here, the
+// map's one-hot at 1. wte is also the unembedding, so what an input row writes is read back as that
+// token's logit: every input token u with F(u) = F(t) scores 4e^2 + 1 at a position holding t,
+// above an output token's usual {pad e, out e} (2e^2 + e). So each output-only token's row writes
+// its output dimension at 1 + e instead of e: the right output scores 2e^2 + 1 + e, a margin of
+// e - 2e^2 over every input token (as an MLP-written output's), and every row still sums to the
+// same 1 + 2e, so ln_f's mean moves every logit alike. Output values that are also input symbols
+// have input rows, which cannot carry 1 + e; such a map stays an MLP.
 #include <optional>
 
 #include "compiler/lower_internal.hpp"

@@ -119,7 +119,8 @@ py::dict forward(PyModel& self, const py::handle& tokens, bool capture, const st
   if (capture) {
     d["residual"] = owned_array(std::move(result.residual), {2 * L + 1, T, C});
     d["attention"] = owned_array(std::move(result.attention), {L, H, T, T});
-    if (!result.scores.empty()) d["scores"] = owned_array(std::move(result.scores), {L, H, T, T});
+    // Captured on the CPU only; a model of no blocks has (0, H, T, T) of them, not None.
+    if (options.capture_scores) d["scores"] = owned_array(std::move(result.scores), {L, H, T, T});
     d["final"] = owned_array(std::move(result.final), {T, C});
   }
   return d;
