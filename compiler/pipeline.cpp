@@ -42,7 +42,7 @@ bool run_assemble(CompileState& s) {
   const ModelConfig& config = model.config;
   report.config = config;
   report.layers = config.n_layer;
-  report.heads = config.n_head;
+  report.heads = config.n_layer == 0 ? 0 : config.n_head;  // a model of no blocks keeps n_head 1 for its config
   report.n_embd = config.n_embd;
   report.n_inner = config.n_inner;
   report.parameters = parameter_count(config);

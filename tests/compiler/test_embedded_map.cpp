@@ -31,6 +31,7 @@ TEST_CASE("embedded map: a map of the tokens is the token embedding's, in a mode
     const CompileResult r = compile_program(program, o);
     CHECK(r.model.config.n_layer == 0);
     CHECK(r.model.config.n_embd == 6);
+    CHECK(r.report.heads == 0);  // the config keeps n_head 1 (n_embd / n_head is d_head); no block has one
     CHECK(r.report.parameters == 103 * 6 + 10 * 6 + 2 * 6);
     CHECK(r.report.parameters <= 13791);
     CHECK(r.report.inputs_checked == 10100 + 7 * 200);

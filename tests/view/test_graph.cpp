@@ -32,3 +32,17 @@ TEST_CASE("view: the s-op graph's arrows are the circuit's edges") {
   CHECK(page.find("written by blocks.0.attn.hook_z[0]") != std::string::npos);
   CHECK(page.find("written by blocks.0.hook_mlp_out") != std::string::npos);
 }
+
+TEST_CASE("view: a model of no blocks shows its embedding's stage and says it has no attention") {
+  // An embedded map (compiler/constructions/embedded_map.cpp): the embeddings compute the output.
+  const Program program = program_from_text("even = indices % 2 == 0;\neven;\n");
+  CompileOptions o = test_options(parse_vocabulary("ab"), 4, Mode::Bidirectional);
+  o.source_text = "even = indices % 2 == 0;\neven;\n";
+  const Model model = compile_program(program, o).model;
+  REQUIRE(model.config.n_layer == 0);
+  CpuBackend backend(model);
+  const std::string page = view_page(model, backend, with_bos(model, parse_model_input(model, "abba")), "even");
+  CHECK(page.find("<h3 id=\"hook_embed+hook_pos_embed\">after the embedding <code>hook_embed + hook_pos_embed") !=
+        std::string::npos);
+  CHECK(page.find("None: this model has no blocks") != std::string::npos);
+}
