@@ -230,6 +230,9 @@ std::vector<InterventionResult> Intervener::ablate(const std::vector<std::vector
     std::vector<std::string> ids;
     for (const CircuitNode& n : circuit_.nodes)
       if (n.kind == "head" || n.kind == "mlp") ids.push_back(n.id);
+    if (ids.empty())  // an embedded map's model (compiler/constructions/embedded_map.cpp)
+      fail_file(origin, "\"" + node_id + "\" is no head or MLP of this model; it has none: it has no blocks, and its "
+                                        "embeddings compute the output");
     fail_file(origin, "\"" + node_id + "\" is no head or MLP of this model; it has " + join_names(ids) +
                           " (aL.H: layer L's head H; mL: layer L's MLP)");
   }

@@ -150,7 +150,10 @@ std::string format_intervention_report(const InterventionReport& report) {
     out << "\n";
     for (const InterventionCase& f : c.failures) show_case(f);
   }
-  out << "zero ablations (" << report.options.pairs << " inputs each):\n";
+  if (report.ablations.empty())
+    out << "zero ablations: none (the model has no heads or MLPs: its embeddings compute the output)\n";
+  else
+    out << "zero ablations (" << report.options.pairs << " inputs each):\n";
   for (const AblationCheck& c : report.ablations) {
     out << "  " << c.node << ": " << (c.in_circuit ? "in the circuit, " : "not in the circuit, ") << "changed the output of "
         << c.changed << " of " << c.inputs;

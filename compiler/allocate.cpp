@@ -65,10 +65,11 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     if (!info.needed) continue;
     const Node& node = program.node(id);
     std::string name = program.label(id);
+    // An embedded map reads its source (the tokens or indices) as it is compiled; nothing in the
+    // model does, so the source gets no dimensions (an input row without tokens is {pad, 2e}, like
+    // a program's that never reads them: lower.cpp).
+    if (schedule.embedded && id == schedule.embedded->source) continue;
     if (node.kind == NodeKind::Tokens) {
-      // An embedded map of the tokens reads them as it is compiled; nothing in the model does, and
-      // an input row without them is {pad, 2e} like a program's that never reads tokens (lower.cpp).
-      if (schedule.embedded && schedule.embedded->over == EmbeddedMap::Over::Tokens) continue;
       std::vector<int> dims;
       for (const Value& v : info.values) dims.push_back(add("tokens:" + to_display(v)));
       a.tokens[id] = dims;

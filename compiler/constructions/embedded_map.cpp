@@ -5,7 +5,8 @@
 // block get one of zeros, runtime/export/).
 //
 // Positions: wpe isn't tied to anything, so its rows write the one-hot at 1 exactly as an MLP would
-// and the tied unembedding reads it as it reads any output.
+// and the tied unembedding reads it as it reads any output. Nothing in the model reads the
+// positions' one-hot then, so indices get no dimensions (allocate.cpp).
 //
 // Tokens: nothing in the model reads them (the map did, as it was compiled), so they get no
 // dimensions (allocate.cpp) and an input row is {pad, 2e} (e = kTokenAmplitude) plus, here, the

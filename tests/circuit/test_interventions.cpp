@@ -91,6 +91,30 @@ TEST_CASE("interventions: mistakes are user errors that say what to do") {
   CHECK(error_of([&] { Intervener{without_program}; }).find("this model keeps no program") != std::string::npos);
 }
 
+TEST_CASE("interventions: a model of no blocks patches its s-op and has nothing to ablate") {
+  // An embedded map's model (compiler/constructions/embedded_map.cpp): the embeddings compute it.
+  const std::string text = "even = indices % 2 == 0;\neven;\n";
+  CompileOptions o = test_options(parse_vocabulary("ab"), 4, Mode::Bidirectional);
+  o.source_text = text;
+  const Model embedded = compile_program(program_from_text(text), o).model;
+  REQUIRE(embedded.config.n_layer == 0);
+  CHECK(error_of([&] { Intervener{embedded}.ablate(tokens_of(embedded, "ab"), "m0", Ablation::Zero); }) ==
+        "--ablate: error: \"m0\" is no head or MLP of this model; it has none: it has no blocks, and its embeddings "
+        "compute the output\n");
+  // verify-interventions patches its one s-op and says why it ablates nothing.
+  InterventionCheckOptions options;
+  options.pairs = 50;
+  const InterventionReport report = verify_interventions(embedded, options);
+  CHECK(report.failures() == 0);
+  REQUIRE(report.interchanges.size() == 1);
+  CHECK(report.interchanges[0].sop == "even");
+  CHECK(report.interchanges[0].agreed == 50);
+  CHECK(report.ablations.empty());
+  CHECK(format_intervention_report(report).find(
+            "zero ablations: none (the model has no heads or MLPs: its embeddings compute the output)\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("verify-interventions: hist, reverse and frac_prevs at 8 agree on 200 pairs per s-op") {
   for (const auto& [name, mode] : {std::pair{"hist", Mode::Bidirectional}, std::pair{"reverse", Mode::Causal},
                                    std::pair{"frac_prevs", Mode::Causal}}) {

@@ -52,6 +52,9 @@ TEST_CASE("embedded map: maps of the positions, and a constant, are the position
       CHECK(r.report.inputs_checked == 126);  // every input up to length 6 over two symbols
       CHECK(r.report.mismatches == 0);
       CHECK(r.report.min_logit_margin > 35);
+      // Nothing in the model reads the positions (or the tokens): the residual is one, bos, pad, zero
+      // and the output's one-hot.
+      CHECK(r.model.config.n_embd == 4 + int(r.model.metadata["output"]["token_ids"].size()));
     }
   }
 }
