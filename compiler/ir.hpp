@@ -417,7 +417,7 @@ struct EmbeddedMap {
 // The output's embedded map, where it can be one: a categorical map of one of the above whose
 // values, over tokens, are no input symbol's.
 std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
-                                        const CompileOptions& options, NodeId id);
+                                        const CompileOptions& options);
 
 struct Schedule {
   int blocks = 0;  // 0 where the embeddings compute everything (an embedded map)

@@ -29,7 +29,7 @@ class Scheduler {
 
   Schedule run() {
     mark_materialised();
-    s_.embedded = embedded_map(program_, inference_, options_, program_.output);
+    s_.embedded = embedded_map(program_, inference_, options_);
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       if (!inference_.info[size_t(id)].needed) continue;
       const Node& node = program_.node(id);

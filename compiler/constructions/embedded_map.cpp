@@ -24,11 +24,10 @@
 namespace raspc::compiler {
 
 std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
-                                        const CompileOptions& options, NodeId id) {
-  const Node& node = program.node(id);
+                                        const CompileOptions& options) {
+  const NodeId id = program.output;
   const SopInfo& info = inference.info[size_t(id)];
-  if (id != program.output || node.kind != NodeKind::Elementwise || info.encoding != Encoding::Categorical)
-    return std::nullopt;
+  if (program.node(id).kind != NodeKind::Elementwise || info.encoding != Encoding::Categorical) return std::nullopt;
   std::vector<NodeId> support = support_of(program, id, &inference.cut);
   if (support.empty()) return EmbeddedMap{EmbeddedMap::Over::Positions, -1};
   if (support.size() != 1) return std::nullopt;

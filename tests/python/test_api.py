@@ -248,6 +248,22 @@ def test_run_with_cache_keys_the_activations_by_transformer_lens_hooks():
     assert repr(out) == "<raspc.Forward 4 positions (BOS included), outputs [1, 2, 3], activations captured>"
 
 
+def test_a_model_of_no_blocks_runs_captures_and_decodes():
+    # An output that is a map of the tokens alone is written by the token embedding: no blocks.
+    model = raspc.compile(raspc.parse("by3 = tokens % 3 == 0;\nby3;\n"), vocab=[0, 1, 2, 3, 4, 5, 6], max_len=6)
+    assert model.config["n_layer"] == 0
+    out = model.forward([3, 1, 6], capture=True)
+    assert out.outputs == [True, False, True]
+    assert model.stages == ["hook_embed + hook_pos_embed"]
+    assert out.decode_residual(0) == {"by3": [None, True, False, True]}
+    assert out.attention.shape == (0, 1, 4, 4) and out.scores.shape == (0, 1, 4, 4)
+    assert list(out.cache) == ["hook_embed", "hook_pos_embed", "ln_final.hook_normalized"]
+    assert np.array_equal(out.cache["hook_embed"][0] + out.cache["hook_pos_embed"][0], out.residual[0])
+    for stage in (1, -2, "blocks.0.hook_resid_pre", 0.5, None):
+        with pytest.raises(raspc.InputError, match="stage: error: "):
+            out.decode_residual(stage)
+
+
 @pytest.mark.parametrize("progress,tqdm,expected", [
     (True, True, r"verifying: 100%\|.*\| (\d+)/\1 "), (True, False, r"verifying: (\d+) of \1 inputs"),
     (None, True, ""), (False, True, "")])
