@@ -46,7 +46,9 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   }
   if (options.layer_norm) {
     a.zero = add("zero");
-    if (numerics) {
+    // The anchor steadies what the blocks' LayerNorms read; a model of no blocks reads its
+    // numerical output before ln_f.
+    if (numerics && schedule.blocks > 0) {
       a.anchor = add("anchor");
       a.one_value = -kAnchor;
     }

@@ -414,8 +414,8 @@ struct EmbeddedMap {
   NodeId source = -1;
   std::string why() const;  // for --explain
 };
-// The output's embedded map, where it can be one: a categorical map of one of the above whose
-// values, over tokens, are no input symbol's.
+// The output's embedded map, where it can be one: a numerical map of one of the above with a known
+// value set, or a categorical one whose values, over tokens, are no input symbol's.
 std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
                                         const CompileOptions& options);
 

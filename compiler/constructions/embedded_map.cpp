@@ -1,4 +1,4 @@
-// A map folded into the embeddings: an output that is a map of the tokens alone, of the positions
+// A map folded into the embeddings: an output that is a map (categorical or numerical) of the tokens alone, of the positions
 // alone (`indices` and maps of it) or of nothing is a table over the token or the position, so the
 // token (position) embedding's row writes its value's one-hot directly: no MLP, and a program that
 // needs nothing else is a model of no blocks (HF's GPT-2 takes n_layer 0; the exports that need a
@@ -17,6 +17,11 @@
 // e - 2e^2 over every input token (as an MLP-written output's), and every row still sums to the
 // same 1 + 2e, so ln_f's mean moves every logit alike. Output values that are also input symbols
 // have input rows, which cannot carry 1 + e; such a map stays an MLP.
+//
+// A numerical output is read off the residual stream before ln_f, not through the unembedding, so
+// its map's row writes the value itself, F(t) or F(i), in the output's one dimension: exact up to
+// float32's rounding of the number. The tied unembedding reads that dimension too, but nothing
+// reads a numerical model's logits.
 #include <optional>
 
 #include "compiler/lower_internal.hpp"
@@ -27,13 +32,18 @@ std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference&
                                         const CompileOptions& options) {
   const NodeId id = program.output;
   const SopInfo& info = inference.info[size_t(id)];
-  if (program.node(id).kind != NodeKind::Elementwise || info.encoding != Encoding::Categorical) return std::nullopt;
+  if (program.node(id).kind != NodeKind::Elementwise) return std::nullopt;
+  const bool numerical = info.encoding == Encoding::Numerical;
+  // A numerical output's rows write numbers: each must be one float32 holds (the verification
+  // would refuse the model otherwise; an MLP is no better at it).
+  if (numerical && (!info.values_known || info.values.empty())) return std::nullopt;
   std::vector<NodeId> support = support_of(program, id, &inference.cut);
   if (support.empty()) return EmbeddedMap{EmbeddedMap::Over::Positions, -1};
   if (support.size() != 1) return std::nullopt;
   const NodeKind source = program.node(support[0]).kind;
   if (source == NodeKind::Indices) return EmbeddedMap{EmbeddedMap::Over::Positions, support[0]};
   if (source != NodeKind::Tokens) return std::nullopt;
+  if (numerical) return EmbeddedMap{EmbeddedMap::Over::Tokens, support[0]};
   for (const Value& v : info.values)
     for (const Value& symbol : options.vocab)
       if (to_display(v) == to_display(symbol)) return std::nullopt;
@@ -48,28 +58,30 @@ std::string EmbeddedMap::why() const {
 void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out) {
   const NodeId id = ctx.program.output;
   const std::vector<Value>& values = ctx.info(id).values;
-  const std::vector<int>& dims = ctx.allocation.onehot.at(id);
+  const bool numerical = ctx.info(id).encoding == Encoding::Numerical;
   std::vector<NodeId> support;
   if (map.source >= 0) support.push_back(map.source);
-  // The one-hot dimension of F(x), or -1 where the map is undefined there (an MLP writes nothing
-  // there either).
-  auto dim_of = [&](const Value& x) {
+  // What the row of x writes: F(x)'s one-hot dimension at 1, or F(x) itself in the numerical
+  // output's dimension; nothing where the map is undefined at x (an MLP writes nothing there either).
+  auto entry_of = [&](const Value& x) -> std::optional<std::pair<int, double>> {
     Value v;
     std::vector<Value> at;
     if (map.source >= 0) at.push_back(x);
-    if (!evaluate_fused(ctx.program, id, support, at, v)) return -1;
+    if (!evaluate_fused(ctx.program, id, support, at, v)) return std::nullopt;
+    if (numerical) return std::pair{ctx.allocation.numeric.at(id), number_of(v)};
+    const std::vector<int>& dims = ctx.allocation.onehot.at(id);
     for (size_t i = 0; i < values.size(); ++i)
-      if (same_value(values[i], v)) return dims[i];
-    return -1;
+      if (same_value(values[i], v)) return std::pair{dims[i], 1.0};
+    return std::nullopt;
   };
   if (map.over == EmbeddedMap::Over::Positions) {
     for (size_t p = 1; p < out.wpe.size(); ++p)
-      if (int d = dim_of(Value::of_int(int64_t(p) - 1)); d >= 0) out.wpe[p].push_back({d, 1.0});
+      if (auto entry = entry_of(Value::of_int(int64_t(p) - 1))) out.wpe[p].push_back(*entry);
     return;
   }
   const std::vector<Value>& symbols = ctx.options.vocab;
   for (size_t s = 0; s < symbols.size(); ++s)
-    if (int d = dim_of(symbols[s]); d >= 0) out.wte[size_t(out.input_ids[s])].push_back({d, 1.0});
+    if (auto entry = entry_of(symbols[s])) out.wte[size_t(out.input_ids[s])].push_back(*entry);
   // Output-only tokens (every output value here): their output dimension at 1 + e, as above.
   for (int token : out.output_token_of_value)
     for (auto& [dim, w] : out.wte[size_t(token)])

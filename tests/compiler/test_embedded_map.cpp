@@ -86,3 +86,32 @@ TEST_CASE("embedded map: a model of no blocks runs on the CPU as the interpreter
   }
   CHECK(outputs == std::vector<std::string>{"107", "103", "105"});
 }
+
+TEST_CASE("embedded map: a numerical map of the tokens or positions writes its numbers in one dimension") {
+  // A numerical output is read off the residual stream before ln_f, so the row writes F(x) itself;
+  // a model of no blocks needs no anchor (it steadies the blocks' LayerNorms), so the residual is
+  // one, bos, pad, zero and the output's dimension.
+  for (const char* text : {"half = numerical(tokens / 2);\nhalf;\n", "third = numerical(1 / (tokens + 3));\nthird;\n",
+                           "spread = numerical(indices * 3 - 1);\nspread;\n"}) {
+    for (Mode mode : {Mode::Causal, Mode::Bidirectional}) {
+      INFO(text << (mode == Mode::Causal ? " causal" : " bidirectional"));
+      const CompileResult r = compile_program(program_from_text(text), test_options(numbers_below(7), 4, mode));
+      CHECK(r.model.config.n_layer == 0);
+      CHECK(r.model.config.n_embd == 5);
+      CHECK(r.model.metadata["output"]["encoding"] == "numerical");
+      CHECK(r.report.inputs_checked == 7 + 49 + 343 + 2401);  // every input up to length 4
+      CHECK(r.report.mismatches == 0);
+      // float32 holds each of these values within half an ulp: 1/3 within 1.5e-8.
+      CHECK(r.report.worst_numerical_error < 1e-7);
+    }
+  }
+}
+
+TEST_CASE("embedded map: the numbers a numerical map of the tokens writes are read back by the CPU forward") {
+  const Program program = program_from_text("scaled = numerical(tokens * 1.5 - 4);\nscaled;\n");
+  const CompileResult r = compile_program(program, test_options(numbers_below(10), 5, Mode::Bidirectional));
+  REQUIRE(r.model.config.n_layer == 0);
+  CpuBackend backend(r.model);
+  CHECK(run_positions(backend, r.model, {r.model.token_id("7"), r.model.token_id("0"), r.model.token_id("4")}).values ==
+        std::vector<std::string>{"13/2", "-4", "2"});
+}
