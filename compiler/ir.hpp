@@ -419,6 +419,11 @@ struct EmbeddedMap {
 std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
                                         const CompileOptions& options);
 
+// Whether the output is a selector width held as its number group and read as a number by the
+// unembedding (constructions/number_output.cpp), and why, for --explain.
+bool number_output(const Program& program, const CompileOptions& options);
+std::string number_output_why();
+
 struct Schedule {
   int blocks = 0;  // 0 where the embeddings compute everything (an embedded map)
   std::optional<EmbeddedMap> embedded;  // the output's, where it has one

@@ -272,8 +272,8 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
       row.push_back({allocation.pad, e});  // an output-only value: never an input
     }
     int od = output_dim_of(out.vocab[t]);
-    if (input) row.push_back({od >= 0 ? od : allocation.pad, e});
-    else row.push_back({od, e});
+    // An output read as a number has no one-hot: its tokens' rows are written below.
+    row.push_back({od >= 0 ? od : allocation.pad, e});
     out.wte[t] = row;
   }
   out.wpe.assign(size_t(options.max_len + 1), {});
@@ -298,6 +298,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
   }
 
   if (schedule.embedded) write_embedded_map(ctx, *schedule.embedded, out);
+  if (inference.numbers.of(output) == NumberRole::WidthNumber) write_number_output(ctx, out);
 
   // The budget: the model's parameters with n MLP units in its widest block are base + n * slope
   // (the width, the blocks, the vocabulary and the positions are known now); its MLP units are

@@ -103,6 +103,8 @@ std::optional<HeadScores> numerical_selector_scores(const LowerContext& ctx, Nod
 
 // Writes the output's embedded map into the embeddings' rows (constructions/embedded_map.cpp).
 void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out);
+// Writes the output tokens' rows that read a width output's number group (constructions/number_output.cpp).
+void write_number_output(const LowerContext& ctx, Lowered& out);
 
 // Heads of one block; `bos_in` is the BOS position's residual entering the block and `gain` ln_1's.
 std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<NodeId>& heads,

@@ -141,8 +141,8 @@ bool always_true(const Program& program, NodeId selector) {
 class Planner {
  public:
   Planner(const Program& program, const CompileOptions& options, const std::map<NodeId, std::string>& excluded)
-      : program_(program), n_(options.max_len), causal_(options.mode == Mode::Causal), mode_(options.mode),
-        excluded_(excluded) {
+      : program_(program), options_(options), n_(options.max_len), causal_(options.mode == Mode::Causal),
+        mode_(options.mode), excluded_(excluded) {
     size_t count = program.nodes.size();
     out_.role.assign(count, NumberRole::None);
     out_.why.assign(count, "");
@@ -240,11 +240,17 @@ class Planner {
       out_.role[size_t(indices_)] = out_.indices_group ? NumberRole::Indices : NumberRole::None;
       out_.indices_onehot = !out_.indices_group || !read_only_as_number(indices_, number_only, candidates);
     }
+    // A width output of many values: its number group, read by the unembedding (number_output.cpp).
+    if (number_output(program_, options_) && out_.role[size_t(program_.output)] == NumberRole::None) {
+      out_.role[size_t(program_.output)] = NumberRole::WidthNumber;
+      out_.why[size_t(program_.output)] = number_output_why();
+    }
     return std::move(out_);
   }
 
  private:
   const Program& program_;
+  const CompileOptions& options_;
   const int n_;
   const bool causal_;
   const Mode mode_;
