@@ -765,7 +765,10 @@ Inference infer(const Program& program, const CompileOptions& options) {
         replan = true;
       }
     }
-    if (!replan) return inference;
+    if (!replan) {
+      inference.from_scratch = maps_from_scratch(program, inference, options);
+      return inference;
+    }
   }
 }
 

@@ -177,7 +177,14 @@ struct Inference {
   // maps that read them: where fusing would give one table two numerical inputs.
   std::vector<uint8_t> cut;   // by NodeId
   PositionNumbers numbers;
+  // By NodeId: a map of a long selector width with fewer values than it (kLongWidthValues; a
+  // predicate of width_predicates.cpp), written by an MLP of its own from the width's 1/(w+1) and
+  // read from the residual, never folded into a head, so the width needs no one-hot for it.
+  std::vector<uint8_t> from_scratch;
+  bool written_from_scratch(NodeId id) const { return size_t(id) < from_scratch.size() && from_scratch[size_t(id)]; }
 };
+// Inference::from_scratch, once value sets and the position numbers' roles are known (width_predicates.cpp).
+std::vector<uint8_t> maps_from_scratch(const Program& program, const Inference& inference, const CompileOptions& options);
 
 // Value sets and encodings. Refusals (value set over the limit, mean over strings, selectors on
 // numerical s-ops) are UserErrors at the offending node.
@@ -335,6 +342,10 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
 // WidthStep node (constructions/construction.hpp): one head and one MLP step at any length
 // (constructions/width_step.cpp). Before inference. Unchanged when nothing applies.
 bool width_steps(Program& program);
+// `select(w, c, op)` of a selector width and a constant (either side) becomes `select(w op c, True,
+// ==)` (`!=`: `== c` against False), so the width is read through a map (width_predicates.cpp).
+// Unchanged when nothing applies.
+bool width_predicates(Program& program);
 
 // A selector conjunct that combines comparisons reading several s-ops on one side with `or` or
 // `not` is not a sum of tables over pairs of s-ops: rewrites it to compare maps of one tuple of
@@ -418,6 +429,13 @@ struct EmbeddedMap {
 // value set, or a categorical one whose values, over tokens, are no input symbol's.
 std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
                                         const CompileOptions& options);
+
+// A selector width of this many values or more (max length 63 on, where its one-hot would be ten
+// times a number group's 6 dimensions) avoids its one-hot wherever it can: as the output, a number
+// the unembedding reads (constructions/number_output.cpp); read through a map with fewer values,
+// that map written by an MLP from the width's 1/(w+1) (schedule.cpp). Below it the one-hot stays:
+// its dimensions (`hist:3`) are what probes and pictures show, and it costs about as much.
+constexpr int kLongWidthValues = 64;
 
 // Whether the output is a selector width held as its number group and read as a number by the
 // unembedding (constructions/number_output.cpp), and why, for --explain.

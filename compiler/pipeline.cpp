@@ -1,5 +1,5 @@
 // The pipeline's table and the driver that runs it. A pass is one row: a rewrite of the program
-// (the first nine), the value sets, or a step from the program to the model. The driver infers
+// (the first ten), the value sets, or a step from the program to the model. The driver infers
 // value sets where a row reads them and a rewrite has changed the program since, and hands over
 // the dump of the row --dump-after names as soon as that row finishes (a later pass may still
 // refuse, and that is when the dump is wanted most).
@@ -96,6 +96,9 @@ const std::vector<Pass>& pipeline() {
       {"width_steps", "a simplified program",
        "every `indices < selector_width(s)` (and `>`, `>=`, `<=` forms) is a width step: one head and one MLP step",
        false, [](CompileState& s) { return width_steps(s.program); }, program_dump},
+      {"width_predicates", "a simplified program",
+       "no selector compares a selector width with a constant: it compares the width's predicate (a map) with True",
+       false, [](CompileState& s) { return width_predicates(s.program); }, program_dump},
       {"count_sorts", "value sets; a bidirectional program (causal ones pass unchanged)",
        "a stable sort whose values are a function of its categorical key is a counting sort of width steps", true,
        [](CompileState& s) { return count_sorts(s.program, s.inference, s.options); }, program_dump},

@@ -92,10 +92,11 @@ class Scheduler {
   Encoding encoding(NodeId id) const { return inference_.info[size_t(id)].encoding; }
   NumberRole role(NodeId id) const { return inference_.numbers.of(id); }
 
-  // A map can be folded into a head's weights when it is a function of one categorical s-op.
+  // A map can be folded into a head's weights when it is a function of one categorical s-op, unless
+  // it is one of a long width that its own MLP writes (Inference::from_scratch).
   bool foldable(NodeId id) const {
     const Node& node = program_.node(id);
-    if (node.kind != NodeKind::Elementwise) return false;
+    if (node.kind != NodeKind::Elementwise || inference_.written_from_scratch(id)) return false;
     std::vector<NodeId> support = support_of(program_, id, &inference_.cut);
     return support.size() == 1 && encoding(support[0]) == Encoding::Categorical;
   }
@@ -247,6 +248,8 @@ class Scheduler {
                  " input" + (support.size() == 1 ? "" : "s") +
                  (projected ? ", two of them read along one line" : "") + "): its inputs are ready " +
                  (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));
+    if (inference_.written_from_scratch(id))
+      s_.why[id] += " (a map of a long width, written from its 1/(w+1) so that the width needs no one-hot for it)";
   }
 
   // The numeric reads that are selector widths' scratch values are all in one block (a scratch

@@ -17,7 +17,7 @@
 // of exact, far inside du / 2 = 1e-3. A width that is also an input symbol's text (a vocabulary of
 // digits) stays a one-hot: its token's row is an input row too.
 //
-// Below kNumberOutputFrom values the one-hot stays: its dimensions ("hist:3") are what probes and
+// Below kLongWidthValues values the one-hot stays: its dimensions ("hist:3") are what probes and
 // pictures show, and it costs about as much.
 #include <charconv>
 
@@ -25,10 +25,6 @@
 
 namespace raspc::compiler {
 namespace {
-
-// The fewest values (max_len + 1) from which a width output is a number: max length 63, where the
-// one-hot is ten times the group's 6 dimensions.
-constexpr int kNumberOutputFrom = 64;
 
 // Whether `text` reads as an integer in [0, n] (a width's value, printed).
 bool width_text(const std::string& text, int n) {
@@ -41,14 +37,14 @@ bool width_text(const std::string& text, int n) {
 
 bool number_output(const Program& program, const CompileOptions& options) {
   if (program.output < 0 || program.node(program.output).kind != NodeKind::SelectorWidth) return false;
-  if (options.max_len + 1 < kNumberOutputFrom) return false;
+  if (options.max_len + 1 < kLongWidthValues) return false;
   for (const Value& symbol : options.vocab)
     if (width_text(to_display(symbol), options.max_len)) return false;
   return true;
 }
 
 std::string number_output_why() {
-  return "the output, a count of " + std::to_string(kNumberOutputFrom) +
+  return "the output, a count of " + std::to_string(kLongWidthValues) +
          " or more possible values: its MLP reads 1/(w+1) and writes w's number group (6 dimensions, O(n) "
          "units), which the unembedding reads as -(k - w)^2 scores, instead of a one-hot";
 }

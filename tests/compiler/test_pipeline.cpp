@@ -66,9 +66,9 @@ TEST_CASE("pipeline: --dump-after takes every pass and shows that pass's result"
     CHECK(delivered == r.dump);
     dumps[name] = r.dump;
   }
-  const std::vector<std::string> rewrites{"causal_prefixes", "simplify",     "merge_means",    "width_steps",
-                                          "count_sorts",     "prune_inputs", "split_widths",   "pair_selectors",
-                                          "output_copy"};
+  const std::vector<std::string> rewrites{"causal_prefixes", "simplify",       "merge_means",  "width_steps",
+                                          "width_predicates", "count_sorts",    "prune_inputs", "split_widths",
+                                          "pair_selectors",  "output_copy"};
   for (const std::string& name : rewrites) CHECK(dumps[name].rfind("# " + name + ": ", 0) == 0);
   CHECK(dumps["infer"].rfind("# infer: value sets and encodings\n", 0) == 0);
   CHECK(dumps["schedule"].rfind("# schedule: ", 0) == 0);
