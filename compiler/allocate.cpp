@@ -1,10 +1,13 @@
 // The allocate pass: the residual stream's dimensions, each with a label.
 //
 //   one          1 at every position (biases are read from it, so LayerNorm scales them too);
-//                -kAnchor where there is an anchor (below)
-//   bos          the BOS token (the token one-hot's extra value), kTokenAmplitude at BOS
-//   pad          the second entry of every embedding row that has no output value (assemble.cpp)
-//   zero         (LayerNorm) never written: reading x_j - x_zero after LayerNorm cancels its mean
+//                -kAnchor where there is an anchor (below). Models with blocks.
+//   bos          the BOS token (the token one-hot's extra value), kTokenAmplitude at BOS. Models
+//                with heads (their BOS terms read it).
+//   pad          the second entry of every embedding row that has no output value (assemble.cpp).
+//                Models with blocks, or with a categorical output.
+//   zero         (LayerNorm, models with blocks) never written: reading x_j - x_zero after
+//                LayerNorm cancels its mean
 //   anchor       (LayerNorm, numerical values present) kAnchor everywhere: steadies the variance;
 //                with `one` at -kAnchor the mean stays near 0, so float32 LayerNorm rounds every
 //                entry to about 1e-7 of a unit read (a mean near kAnchor/n_embd costs ten times that)
@@ -31,9 +34,16 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     a.labels.push_back(std::move(label));
     return int(a.labels.size()) - 1;
   };
-  a.one = add("one");
-  a.bos = add("bos");
-  a.pad = add("pad");
+  // Each bookkeeping dimension only where something reads it. A model of no blocks (its output
+  // an embedded map) reads nothing but the output: `pad` stays for a categorical one, whose token
+  // rows it keeps at equal sums (lower.cpp); `one` (biases), `zero` (LayerNorm's mean) and `bos`
+  // go. `bos` is read by heads alone (a model of maps only has none).
+  const bool blocks = schedule.blocks > 0;
+  bool heads = false;
+  for (const auto& block : schedule.heads) heads = heads || !block.empty();
+  if (blocks) a.one = add("one");
+  if (heads) a.bos = add("bos");
+  if (blocks || inference.info[size_t(program.output)].encoding == Encoding::Categorical) a.pad = add("pad");
   bool numerics = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];
@@ -44,7 +54,7 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     if (!program.node(id).is_selector() && info.encoding == Encoding::Numerical && schedule.materialised[id])
       numerics = true;
   }
-  if (options.layer_norm) {
+  if (options.layer_norm && blocks) {
     a.zero = add("zero");
     // The anchor steadies what the blocks' LayerNorms read; a model of no blocks reads its
     // numerical output before ln_f.

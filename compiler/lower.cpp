@@ -164,7 +164,7 @@ namespace {
 // The nominal sum and sum of squares of the residual at a normal position at time t (every
 // categorical s-op written by then one-hot, every numerical one 0).
 std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
-  const double one = ctx.allocation.one_value;
+  const double one = ctx.allocation.one >= 0 ? ctx.allocation.one_value : 0.0;
   double sum = one + 2 * kTokenAmplitude, square = one * one + 2 * kTokenAmplitude * kTokenAmplitude;
   if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
   if (!ctx.allocation.log_position.empty()) square += 2.0;  // u^2 + u^2 + y^2 + y^2, in the embedding
@@ -248,7 +248,14 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
   // an input token's logit well below the output's.
   const double e = kTokenAmplitude;
   out.wte.assign(out.vocab.size(), {});
-  out.wte[0] = {{allocation.bos, e}, {allocation.pad, e}};
+  // (Bookkeeping dimensions a model does not read are absent, -1: allocate.cpp. Their entries go.)
+  auto present = [](std::vector<std::pair<int, double>> row) {
+    row.erase(std::remove_if(row.begin(), row.end(), [](const auto& entry) { return entry.first < 0; }), row.end());
+    return row;
+  };
+  // BOS's row sums to 2e like every other; without `bos` (no head reads it) both entries are pad's,
+  // or BOS's logit would sit above an input token's by the mean LayerNorm takes off.
+  out.wte[0] = present({{allocation.bos >= 0 ? allocation.bos : allocation.pad, e}, {allocation.pad, e}});
   const std::vector<int>* output_dims = nullptr;
   if (categorical_output && allocation.onehot.count(output)) output_dims = &allocation.onehot.at(output);
   auto output_dim_of = [&](const std::string& text) -> int {
@@ -274,7 +281,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     int od = output_dim_of(out.vocab[t]);
     // An output read as a number has no one-hot: its tokens' rows are written below.
     row.push_back({od >= 0 ? od : allocation.pad, e});
-    out.wte[t] = row;
+    out.wte[t] = present(row);
   }
   out.wpe.assign(size_t(options.max_len + 1), {});
   NodeId indices = -1;
@@ -282,7 +289,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     if (inference.info[size_t(id)].needed && program.node(id).kind == NodeKind::Indices) indices = id;
   for (int p = 0; p <= options.max_len; ++p) {
     auto& row = out.wpe[size_t(p)];
-    row.push_back({allocation.one, allocation.one_value});
+    if (allocation.one >= 0) row.push_back({allocation.one, allocation.one_value});
     if (allocation.anchor >= 0) row.push_back({allocation.anchor, kAnchor});
     if (p >= 1 && indices >= 0 && allocation.onehot.count(indices))
       row.push_back({allocation.onehot.at(indices)[size_t(p - 1)], 1.0});
