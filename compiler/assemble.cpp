@@ -81,9 +81,12 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
   config.n_inner = n_inner;
   config.n_positions = options.max_len + 1;
   config.vocab_size = int(lowered.vocab.size());
-  // A model of no blocks reads no other position: it runs alike with a causal mask and without, so
-  // it says causal, and every runtime (llm.c's, which always masks, and the KV-cache decoder) takes it.
-  config.causal = options.mode == Mode::Causal || config.n_layer == 0;
+  // A model of no blocks, or of blocks without heads (maps only), reads no other position: it runs
+  // alike with a causal mask and without, so it says causal, and every runtime (llm.c's, which
+  // always masks, and the KV-cache decoder) takes it.
+  bool heads = false;
+  for (const LoweredBlock& block : lowered.blocks) heads = heads || !block.heads.empty();
+  config.causal = options.mode == Mode::Causal || !heads;
   config.layer_norm = options.layer_norm;
   config.activation = options.activation;
   model.allocate();
@@ -144,6 +147,12 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
     std::vector<std::string> values = snappable_values(inference.info[size_t(output)]);
     if (!values.empty()) model.metadata["output"]["values"] = values;
   }
+  // A weight that is not finite is a compiler bug, and the model reader would refuse the file:
+  // refuse here, before verification (which may not read that weight) passes it.
+  for (size_t i = 0; i < model.storage.size(); ++i)
+    if (!std::isfinite(model.storage[i]))
+      fail_at(program.node(program.output).span, "internal: the compiled model has a weight that is not finite "
+                                                 "(parameter " + std::to_string(i) + "); please report this program");
   std::vector<std::vector<std::string>> units;
   for (const LoweredBlock& block : lowered.blocks) units.push_back(block.unit_labels);
   model.metadata["mlp_units"] = units;

@@ -188,7 +188,9 @@ std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
 
 double nominal_sigma(const LowerContext& ctx, std::pair<double, double> moments) {
   double c = ctx.width, mean = moments.first / c;
-  return std::sqrt(moments.second / c - mean * mean + 1e-5);
+  // The nominal moments assume every token row's two entries; a residual of the numerical output's
+  // one dimension has neither, and its variance must not come out negative.
+  return std::sqrt(std::max(0.0, moments.second / c - mean * mean) + 1e-5);
 }
 
 }  // namespace
