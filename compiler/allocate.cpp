@@ -56,9 +56,9 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   }
   if (options.layer_norm && blocks) {
     a.zero = add("zero");
-    // The anchor steadies what the blocks' LayerNorms read; a model of no blocks reads its
-    // numerical output before ln_f.
-    if (numerics && schedule.blocks > 0) {
+    // (The anchor steadies what the blocks' LayerNorms read; a model of no blocks, which has none,
+    // reads its numerical output before ln_f.)
+    if (numerics) {
       a.anchor = add("anchor");
       a.one_value = -kAnchor;
     }

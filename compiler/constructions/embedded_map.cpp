@@ -1,6 +1,7 @@
-// A map folded into the embeddings: an output that is a map (categorical or numerical) of the tokens alone, of the positions
-// alone (`indices` and maps of it) or of nothing is a table over the token or the position, so the
-// token (position) embedding's row writes its value's one-hot directly: no MLP, and a program that
+// A map folded into the embeddings: an output that is a map (categorical or numerical) of the
+// tokens alone, of the positions alone (`indices` and maps of it) or of nothing is a table over the
+// token or the position, so the token (position) embedding's row writes its value (a categorical
+// one's one-hot, a numerical one's number: below) directly: no MLP, and a program that
 // needs nothing else is a model of no blocks (HF's GPT-2 takes n_layer 0; the exports that need a
 // block get one of zeros, runtime/export/).
 //
@@ -34,8 +35,8 @@ std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference&
   const SopInfo& info = inference.info[size_t(id)];
   if (program.node(id).kind != NodeKind::Elementwise) return std::nullopt;
   const bool numerical = info.encoding == Encoding::Numerical;
-  // A numerical output's rows write numbers: each must be one float32 holds (the verification
-  // would refuse the model otherwise; an MLP is no better at it).
+  // A numerical output's rows write the values the map takes, so they must be known (an affine
+  // map without a finite value set stays an MLP).
   if (numerical && (!info.values_known || info.values.empty())) return std::nullopt;
   std::vector<NodeId> support = support_of(program, id, &inference.cut);
   if (support.empty()) return EmbeddedMap{EmbeddedMap::Over::Positions, -1};
