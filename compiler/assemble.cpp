@@ -191,8 +191,14 @@ std::map<NodeId, std::string> shown_names(const Program& program, const std::fun
 
 nlohmann::json placement_metadata(const Program& program, const Inference& inference, const Schedule& schedule,
                                   const Allocation& allocation, const Lowered& lowered, int max_len) {
+  // A width held as its number group (a numerical selector's key, or the output: number_output.cpp)
+  // is listed as a number read off the group's first dimension, u = (w - centre) / extent.
+  auto width_number = [&](NodeId id) {
+    return inference.numbers.of(id) == NumberRole::WidthNumber && allocation.number.count(id) > 0;
+  };
   auto has_dims = [&](NodeId id) {
-    return allocation.onehot.count(id) || allocation.numeric.count(id) || allocation.tokens.count(id);
+    return allocation.onehot.count(id) || allocation.numeric.count(id) || allocation.tokens.count(id) ||
+           width_number(id);
   };
   // The residual s-ops a node is computed from: its inputs, looking through selectors, constants
   // and maps folded into a head or fused into an MLP, down to s-ops with dimensions of their own.
@@ -247,6 +253,12 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
       add(id, {it->second}, true, 2 * schedule.block_of[size_t(id)] - 1, true);
     if (auto it = allocation.onehot.find(id); it != allocation.onehot.end()) add(id, it->second, false, stage, false);
     if (auto it = allocation.numeric.find(id); it != allocation.numeric.end()) add(id, {it->second}, true, stage, false);
+    if (width_number(id)) {
+      // All six dimensions, so that a patch moves the whole group (its readers read u^2 and y too).
+      add(id, allocation.number.at(id), true, stage, false);
+      sops.back()["scale"] = inference.numbers.extent;
+      sops.back()["offset"] = inference.numbers.centre;
+    }
   }
   // How a head computes its s-op, for pictures that explain it (view/): the constructions whose
   // patterns do not look like their selector (a width attends to BOS; a numerical selector scores

@@ -161,6 +161,12 @@ ModelPlacement read_placement(const Model& model) {
       sop.dims.push_back(d.get<int>());
     }
     sop.values = text_list(j, "values");
+    for (const char* key : {"scale", "offset"})
+      if (j.contains(key)) {
+        if (!j[key].is_number() || !std::isfinite(j[key].get<double>()))
+          bad_placement("gives s-op \"" + sop.name + "\" a " + key + " that is not a finite number: " + j[key].dump());
+        (std::string(key) == "scale" ? sop.scale : sop.offset) = j[key].get<double>();
+      }
     if (j.contains("value_count") && j["value_count"].is_number_unsigned())
       sop.value_count = j["value_count"].get<size_t>();
     sop.stage = int_field(j, "stage", 0, last_stage);
@@ -220,7 +226,8 @@ ResidualTrace decode_residual(const Model& model, const ForwardResult& result, i
       if (s >= sop.stage)
         for (int t = 0; t < length; ++t) {
           const float* x = result.residual_at(b, s, t);
-          row[size_t(t)] = sop.numerical ? format_reading(x[sop.dims[0]], sop.values) : decode_categorical(sop, x);
+          row[size_t(t)] = sop.numerical ? format_reading(float(sop.offset + sop.scale * x[sop.dims[0]]), sop.values)
+                                         : decode_categorical(sop, x);
         }
       stage.push_back(std::move(row));
     }

@@ -11,7 +11,9 @@
 //              layer l's attention, 2l+2 after its MLP: the stage that completes it),
 //              "reads": [names of the s-ops it is computed from], "output": true for the
 //              program's output,
-//              "source": {"at": "hist.rasp:5:8", "line": "...", "text": "..."} or null}, ...]
+//              "source": {"at": "hist.rasp:5:8", "line": "...", "text": "..."} or null,
+//              "scale": a, "offset": b (optional, numerical s-ops: the value is b + a * x at the
+//              first dimension; a width held as a number group of six dimensions)}, ...]
 //   "heads": [[{"sop": "hist", "kind": "selector_width", "construction": "selector_width",
 //               "selector": {source as above},
 //               "source": {...}}, ...], ...]  by layer, then head
@@ -41,6 +43,7 @@ struct SopPlacement {
   std::string shown;
   bool numerical = false;
   std::vector<int> dims;
+  double scale = 1, offset = 0;  // a numerical s-op's value: offset + scale * x[dims[0]]
   std::vector<std::string> values;
   std::optional<size_t> value_count;
   int stage = 0;

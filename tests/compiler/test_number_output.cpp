@@ -5,6 +5,7 @@
 
 #include "compile_helpers.hpp"
 #include "runtime/cpu_backend.hpp"
+#include "runtime/residual_trace.hpp"
 
 using namespace raspc;
 using namespace raspc::testing;
@@ -56,4 +57,30 @@ TEST_CASE("number output: below 64 values, or over a vocabulary of digits, the o
   const CompileResult r = compile_program(f.program, test_options(digits, 63, Mode::Bidirectional, 1));
   CHECK(has_label(r.model, "hist:3"));
   CHECK(r.report.mismatches == 0);
+}
+
+TEST_CASE("number output: the trace, the circuit and the interventions see the count as the s-op it is") {
+  // The group is listed among the s-ops (all six dimensions, read through scale and offset), so
+  // `run --trace` shows hist after the MLP, and its head and MLP are in the output's circuit.
+  const ProgramFile f = load_program("hist");
+  const CompileResult r = compile_program(f.program, test_options(parse_vocabulary(f.header.vocab_text), 63,
+                                                                  Mode::Bidirectional, 1));
+  const ModelPlacement placement = read_placement(r.model);
+  const auto hist = std::find_if(placement.sops.begin(), placement.sops.end(),
+                                 [](const SopPlacement& s) { return s.name == "hist"; });
+  REQUIRE(hist != placement.sops.end());
+  CHECK(hist->dims.size() == 6);
+  CHECK(hist->scale == 31.0);
+  CHECK(hist->offset == 31.0);
+  CpuBackend backend(r.model);
+  std::vector<int> sequence{r.model.bos_id};
+  for (char c : std::string("aabca")) sequence.push_back(r.model.token_id(std::string(1, c)));
+  ForwardOptions options;
+  options.capture_residual = true;
+  const ForwardResult forward = backend.forward({sequence}, options);
+  const ResidualTrace trace = decode_residual(r.model, forward, 0, sequence);
+  const size_t k = size_t(hist - placement.sops.begin());
+  const std::vector<std::string>& after_mlp = trace.decoded.back()[k];
+  CHECK(std::vector<std::string>(after_mlp.begin() + 1, after_mlp.end()) ==
+        std::vector<std::string>{"3", "3", "1", "1", "3"});
 }

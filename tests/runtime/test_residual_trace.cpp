@@ -79,3 +79,20 @@ TEST_CASE("malformed s-op metadata is refused with the reason") {
                     "error: the model's s-op metadata needs \"stage\" to be an integer from 0 to 0, not 3; recompile "
                     "the model to rewrite it\n");
 }
+
+TEST_CASE("a number read through a scale and an offset decodes to the value it stands for") {
+  // A width held as a number group (compiler/constructions/number_output.cpp): value = offset +
+  // scale * x at the first dimension, u = (w - 31) / 31 at max length 63.
+  Fixture f;
+  f.model.metadata["sops"][1] = nlohmann::json::parse(
+      R"({"name": "hist", "kind": "selector_width", "encoding": "numerical", "dims": [2, 0], "values": ["1", "2", "40"],
+          "stage": 0, "scale": 31.0, "offset": 31.0})");
+  f.result.residual[5] = float((2.0 - 31.0) / 31.0);
+  f.result.residual[8] = float((40.0 - 31.0) / 31.0);
+  ResidualTrace trace = decode_residual(f.model, f.result, 0, {0, 1, 2});
+  CHECK(trace.decoded[0][1] == std::vector<std::string>{"31", "2", "40"});
+  f.model.metadata["sops"][1]["scale"] = "31";
+  CHECK_THROWS_WITH(read_placement(f.model),
+                    "error: the model's s-op metadata gives s-op \"hist\" a scale that is not a finite number: \"31\"; "
+                    "recompile the model to rewrite it\n");
+}
