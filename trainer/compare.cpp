@@ -233,11 +233,12 @@ CompareResult run_comparison(const Program& program, Task& task, const CompareSe
     std::string name;
     int layers, heads, d_model, mlp;
   };
-  const std::vector<Plan> plans = {
-      {"trained, compiled shape", shape.n_layer, shape.n_head, shape.n_embd, shape.n_inner},
-      {"trained, 1 layer fewer", std::max(0, shape.n_layer - 1), shape.n_head, shape.n_embd, shape.n_inner},
-      {"trained, comfortable", 2 * shape.n_layer, 4, 64, 256},
-  };
+  // A compiled model of no blocks (an embedded map) has no layer fewer to train, and a comfortable
+  // model of it still has blocks: 2 layers, as for a model of one.
+  std::vector<Plan> plans = {{"trained, compiled shape", shape.n_layer, shape.n_head, shape.n_embd, shape.n_inner}};
+  if (shape.n_layer > 0)
+    plans.push_back({"trained, 1 layer fewer", shape.n_layer - 1, shape.n_head, shape.n_embd, shape.n_inner});
+  plans.push_back({"trained, comfortable", 2 * std::max(1, shape.n_layer), 4, 64, 256});
   const int chunk = 64;
   for (const Plan& plan : settings.train_arms ? plans : std::vector<Plan>{}) {
     TrainSettings s = settings.training;

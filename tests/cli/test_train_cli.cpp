@@ -146,3 +146,21 @@ TEST_CASE("raspc compare prints one table and writes Markdown, JSON and SVG") {
   CHECK(lines == 6);
   CHECK(curves.find(">trained, comfortable<") != std::string::npos);
 }
+
+TEST_CASE("raspc compare on a model of no blocks trains no layer fewer, and a comfortable model of 2 layers") {
+  const fs::path source = scratch() / "vowel.rasp";
+  std::ofstream(source) << "# vocab: a b c e\nvowel = tokens in [\"a\", \"e\"];\nvowel;\n";
+  const std::string prefix = (scratch() / "vowel_compare").string();
+  Run compare = raspc("compare " + source.string() +
+                      " --max-len 4 --train-len 1-4 --steps 50 --batch 16 --lr 1e-2 --eval-every 25 --held-out 16 -o " +
+                      prefix);
+  INFO(compare.err);
+  REQUIRE(compare.code == 0);
+  const nlohmann::json report = nlohmann::json::parse(slurp(prefix + ".json"));
+  REQUIRE(report["arms"].size() == 3);
+  CHECK(report["arms"][0]["config"]["n_layer"] == 0);
+  CHECK(report["arms"][1]["name"] == "trained, compiled shape");
+  CHECK(report["arms"][1]["config"]["n_layer"] == 0);
+  CHECK(report["arms"][2]["name"] == "trained, comfortable");
+  CHECK(report["arms"][2]["config"]["n_layer"] == 2);
+}
