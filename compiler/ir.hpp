@@ -333,6 +333,10 @@ double width_match_score(const Node& width, double selection_score);
 // categorical s-op that a map on that side is a function of (the map folds into the head's
 // weights); -1 for a constant.
 NodeId comparison_source(const Program& program, const Inference& inference, NodeId side);
+// The one categorical s-op a map is a function of, where the map folds into the weights of the
+// heads that read it (the schedule's rule, which comparison_source follows), else -1: never for a
+// map that Inference::from_scratch has written by its own MLP.
+NodeId folded_map_source(const Program& program, const Inference& inference, NodeId map);
 
 // The library's stable sort of a categorical key whose values are the key or a map of it becomes a
 // counting sort: a boolean `indices < count of keys <= v` per key value v and a lookup over them

@@ -222,11 +222,15 @@ bool selector_holds(const Program& program, NodeId sel, NodeId key_node, const V
 NodeId comparison_source(const Program& program, const Inference& inference, NodeId side) {
   const Node& node = program.node(side);
   if (node.kind == NodeKind::Constant) return -1;
-  if (node.kind != NodeKind::Elementwise || inference.written_from_scratch(side)) return side;
-  // The scheduler's rule for folding a map into a head (schedule.cpp): otherwise it is materialised.
-  std::vector<NodeId> support = support_of(program, side, &inference.cut);
+  const NodeId folded = folded_map_source(program, inference, side);
+  return folded >= 0 ? folded : side;  // a map that does not fold is materialised
+}
+
+NodeId folded_map_source(const Program& program, const Inference& inference, NodeId map) {
+  if (program.node(map).kind != NodeKind::Elementwise || inference.written_from_scratch(map)) return -1;
+  std::vector<NodeId> support = support_of(program, map, &inference.cut);
   if (support.size() == 1 && inference.info[size_t(support[0])].encoding == Encoding::Categorical) return support[0];
-  return side;
+  return -1;
 }
 
 Functional scaled(const Functional& f, double s) {

@@ -92,14 +92,6 @@ class Scheduler {
   Encoding encoding(NodeId id) const { return inference_.info[size_t(id)].encoding; }
   NumberRole role(NodeId id) const { return inference_.numbers.of(id); }
 
-  // A map can be folded into a head's weights when it is a function of one categorical s-op, unless
-  // it is one of a long width that its own MLP writes (Inference::from_scratch).
-  bool foldable(NodeId id) const {
-    const Node& node = program_.node(id);
-    if (node.kind != NodeKind::Elementwise || inference_.written_from_scratch(id)) return false;
-    std::vector<NodeId> support = support_of(program_, id, &inference_.cut);
-    return support.size() == 1 && encoding(support[0]) == Encoding::Categorical;
-  }
 
   void mark_materialised() {
     NodeId out = program_.output;
@@ -130,12 +122,13 @@ class Scheduler {
     }
   }
 
+  // A head reads `side`: a map of one categorical s-op folds into its weights (that s-op's one-hot
+  // is read instead), any other map is materialised.
   void mark_head_side(NodeId side) {
     const Node& node = program_.node(side);
     if (counts_keys(node)) onehot_needed_[side] = 1;
     if (node.kind != NodeKind::Elementwise) return;
-    if (foldable(side)) {
-      NodeId source = support_of(program_, side, &inference_.cut)[0];
+    if (const NodeId source = folded_map_source(program_, inference_, side); source >= 0) {
       if (counts_keys(program_.node(source))) onehot_needed_[source] = 1;
     } else {
       s_.materialised[side] = 1;
