@@ -130,8 +130,8 @@ TEST_CASE("a model exported to Hugging Face imports back, runs as it did, and co
   CHECK(report["arms"][1]["name"] == "back.safetensors");
   CHECK(report["arms"][1]["source"] == "back.safetensors");
   CHECK(report["arms"][1]["by_length"] == report["arms"][2]["by_length"]);  // the same model, both ways
-  CHECK(report["arms"][1]["head_matches"].size() == report["arms"][0]["config"]["n_layer"].get<int>() *
-                                                          report["arms"][0]["config"]["n_head"].get<int>());
+  CHECK(report["arms"][1]["head_matches"].size() == report["arms"][0]["config"]["n_layer"].get<size_t>() *
+                                                          report["arms"][0]["config"]["n_head"].get<size_t>());
   CHECK_FALSE(report["arms"][1].contains("steps_run"));
   CHECK(compare.out.find("hist.rasp: vocab a b c d, max length 5, training lengths 1-5, bidirectional; held-out 256 "
                          "per length\n") == 0);
