@@ -161,11 +161,11 @@ ModelPlacement read_placement(const Model& model) {
       sop.dims.push_back(d.get<int>());
     }
     sop.values = text_list(j, "values");
-    for (const char* key : {"scale", "offset"})
+    for (auto [key, field] : {std::pair{"scale", &sop.scale}, std::pair{"offset", &sop.offset}})
       if (j.contains(key)) {
         if (!j[key].is_number() || !std::isfinite(j[key].get<double>()))
           bad_placement("gives s-op \"" + sop.name + "\" a " + key + " that is not a finite number: " + j[key].dump());
-        (std::string(key) == "scale" ? sop.scale : sop.offset) = j[key].get<double>();
+        *field = j[key].get<double>();
       }
     if (j.contains("value_count") && j["value_count"].is_number_unsigned())
       sop.value_count = j["value_count"].get<size_t>();

@@ -453,13 +453,11 @@ std::string render_view_html(const Model& model, const ForwardResult& result, co
   else
     out << " The model records no s-ops (a trained model): its dimensions are numbered.";
   out << "</p>" << colour_legend() << residual_section(page);
+  out << "<h2 id=\"attention\">Attention patterns</h2><p class=\"where\">";
   if (page.model.config.n_layer == 0)  // an embedded map's model: the embeddings compute the output
-    out << "<h2 id=\"attention\">Attention patterns</h2><p class=\"where\">None: this model has no blocks (its "
-           "embeddings compute the output), so no position reads another.</p>";
+    out << "None: this model has no blocks (its embeddings compute the output), so no position reads another.</p>";
   else
-    out << "<h2 id=\"attention\">Attention patterns</h2><p class=\"where\">Rows are queries, columns keys (BOS "
-           "included); darker is more weight.</p>"
-        << attention_section(page);
+    out << "Rows are queries, columns keys (BOS included); darker is more weight.</p>" << attention_section(page);
   out << "<h2 id=\"weights\">Weights</h2><p class=\"where\">Only rows and columns that are not all zero; hover for "
          "exact values.</p>"
       << weights_section(page);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -115,6 +116,26 @@ inline CompiledByHand compile_by_hand(Program program, const CompileOptions& o) 
   const compiler::Lowered lowered = compiler::lower(c.program, c.inference, c.schedule, c.allocation, o);
   c.model = compiler::assemble(c.program, c.inference, c.allocation, lowered, o);
   return c;
+}
+
+// Calls `check` on every input over `vocab` of each length 1 to max_len, in counting order, and
+// returns how many there were.
+inline size_t for_every_input(const std::vector<Value>& vocab, int max_len,
+                              const std::function<void(const std::vector<Value>&)>& check) {
+  size_t inputs = 0;
+  for (int n = 1; n <= max_len; ++n) {
+    std::vector<int> digits(size_t(n), 0);
+    for (bool more = true; more;) {
+      std::vector<Value> input;
+      for (int d : digits) input.push_back(vocab[size_t(d)]);
+      check(input);
+      ++inputs;
+      int i = 0;
+      while (i < n && ++digits[size_t(i)] == int(vocab.size())) digits[size_t(i++)] = 0;
+      more = i < n;
+    }
+  }
+  return inputs;
 }
 
 // Whether one of the model's residual dimensions has a label starting with `prefix`.

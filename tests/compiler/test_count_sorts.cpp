@@ -69,19 +69,8 @@ TEST_CASE("count_sorts: the rewritten program computes what the source does, on 
     Rewrite r = count_sorts_of(program_from_text(text), o);
     REQUIRE(counting_steps(r.after) == 2);
     Interpreter source(r.before, o.mode), rewritten(r.after, o.mode);
-    size_t inputs = 0;
-    for (int n = 1; n <= 6; ++n) {
-      std::vector<int> digits(size_t(n), 0);
-      for (bool more = true; more;) {
-        std::vector<Value> input;
-        for (int d : digits) input.push_back(vocab[size_t(d)]);
-        CHECK(rewritten.run(input) == source.run(input));
-        ++inputs;
-        int i = 0;
-        while (i < n && ++digits[size_t(i)] == int(vocab.size())) digits[size_t(i++)] = 0;
-        more = i < n;
-      }
-    }
+    const size_t inputs =
+        for_every_input(vocab, 6, [&](const std::vector<Value>& input) { CHECK(rewritten.run(input) == source.run(input)); });
     CHECK(inputs == 3 + 9 + 27 + 81 + 243 + 729);
   }
 }
