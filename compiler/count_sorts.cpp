@@ -8,6 +8,13 @@
 // g(v_j) for the first j with i < c_j. Each `i < c_j` is one head and one MLP step, whatever n
 // (constructions/width_step.cpp). The rest is a lookup over m - 1 booleans.
 //
+// Tracr's unique sort, `aggregate(select(selector_width(select(key, key, <)), indices, ==), seq)`,
+// has no tie break: equal keys share the target c_{j-1} (the keys below v_j), which gets their mean,
+// and the slots after it in their run get the aggregate's default. Where `seq` is a number-valued
+// function g of the key, position i holds g(v_j) if it is the first of v_j's run and the default
+// otherwise. The run, its rank j, is the counting sort of the ranks; the first slot is where the
+// rank differs from the one before (a shift by one: constructions/numerical_selector.cpp).
+//
 // Bidirectional only (a causal query sees a prefix, and its counts are not the sorted order's).
 #include <algorithm>
 #include <map>
@@ -20,6 +27,12 @@ namespace {
 // The most key values a counting sort takes: each costs a head (and a unit of the lookup over the
 // steps, a decision list: lower_mlp.cpp).
 constexpr size_t kMaxCountedKeys = 16;
+// A unique sort is counted from a maximum length of this many times its key values on. Its rank,
+// the shift and the copy take a block and m + 1 heads more than the counting sort, and below the
+// crossover the one-hot model of Tracr's construction is the smaller; measured (sort_unique.rasp
+// over 1..m): m = 2 crosses at max length 12-16, 4 at 20-24, 8 at 40-48, 16 at about 134 (15 heads
+// make n_embd 255 there).
+constexpr int kUniqueSortLengthPerKey = 9;
 // The most combinations of the key's and the values' sources evaluated to see that the values are
 // a function of the key.
 constexpr size_t kMaxEvaluated = 1 << 14;
@@ -37,8 +50,9 @@ bool either_order(const Program& p, NodeId id, NodeKind op, const std::function<
 }
 
 // The key of `aggregate(select(selector_width(key < key' or (key == key' and index < index')),
-// indices, ==), seq)`, the library's sort, or -1.
-NodeId sort_key(const Program& p, NodeId id) {
+// indices, ==), seq)`, the library's sort, or -1; with `unique` set, the key of the same without the
+// tie break, `aggregate(select(selector_width(select(key, key, <)), indices, ==), seq)`.
+NodeId sort_key(const Program& p, NodeId id, bool& unique) {
   const Node& agg = p.node(id);
   if (agg.kind != NodeKind::Aggregate) return -1;
   const Node& by_target = p.node(agg.inputs[0]);
@@ -47,6 +61,10 @@ NodeId sort_key(const Program& p, NodeId id) {
   if (target.kind != NodeKind::SelectorWidth || p.node(by_target.inputs[1]).kind != NodeKind::Indices)
     return -1;
   const NodeId indices = by_target.inputs[1];
+  const Node& less_only = p.node(target.inputs[0]);
+  unique = less_only.kind == NodeKind::Select && less_only.comparison == Comparison::Lt &&
+           less_only.inputs[0] == less_only.inputs[1];
+  if (unique) return less_only.inputs[0];
   NodeId key = -1;
   either_order(p, target.inputs[0], NodeKind::SelectOr, [&](NodeId less, NodeId tie) {
     const Node& l = p.node(less);
@@ -84,6 +102,7 @@ struct CountingSort {
   NodeId key = -1, indices = -1;
   std::vector<Value> keys;     // in sorted order
   std::vector<Value> written;  // g(keys[j])
+  bool unique = false;         // Tracr's unique sort: g(keys[j]) on the first slot of its run only
 };
 
 // The counting sort for node `id`, when it is a sort whose values are a function of its keys:
@@ -92,7 +111,8 @@ struct CountingSort {
 // an error the counting sort might not).
 std::optional<CountingSort> counting_sort(const Program& p, const Inference& inference, const CompileOptions& options,
                                           NodeId id) {
-  const NodeId key = sort_key(p, id);
+  bool unique = false;
+  const NodeId key = sort_key(p, id, unique);
   if (key < 0) return std::nullopt;
   const SopInfo& key_info = inference.info[size_t(key)];
   // A head a key value against the stable sort's one-hots of n + 1 widths: below a maximum length
@@ -100,8 +120,10 @@ std::optional<CountingSort> counting_sort(const Program& p, const Inference& inf
   if (!key_info.values_known || key_info.values.size() < 2 || key_info.values.size() > kMaxCountedKeys ||
       size_t(options.max_len) < key_info.values.size())
     return std::nullopt;
+  if (unique && size_t(options.max_len) < kUniqueSortLengthPerKey * key_info.values.size()) return std::nullopt;
   CountingSort plan;
   plan.key = key;
+  plan.unique = unique;
   plan.indices = p.node(p.node(id).inputs[0]).inputs[1];
   plan.keys = ordered_keys(key_info.values, p.node(id).span);
   if (plan.keys.empty()) return std::nullopt;
@@ -129,6 +151,9 @@ std::optional<CountingSort> counting_sort(const Program& p, const Inference& inf
   }
   for (const std::optional<Value>& v : written) {
     if (!v) return std::nullopt;  // a key value no input produces
+    // A unique sort's first slot gets the mean of its run: a number stays itself, a bool becomes
+    // a number where the run is longer than one, and strings are an error the rewrite would hide.
+    if (plan.unique && !v->is_number()) return std::nullopt;
     plan.written.push_back(*v);
   }
   return plan;
@@ -159,6 +184,18 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
       c.constant = v;
       return push_node(out, std::move(c));
     };
+    auto make = [&](NodeKind kind, std::vector<NodeId> inputs) {
+      Node made;
+      made.kind = kind;
+      made.span = node.span;
+      made.inputs = std::move(inputs);
+      return push_node(out, std::move(made));
+    };
+    auto map = [&](ElementOp op, std::vector<NodeId> inputs) {
+      const NodeId id = make(NodeKind::Elementwise, std::move(inputs));
+      out.nodes[size_t(id)].op = op;
+      return id;
+    };
     // below[j]: `indices < c_j`, c_j the number of keys <= keys[j] (constructions/width_step.cpp makes each
     // one head and one step).
     std::vector<NodeId> below;
@@ -185,14 +222,48 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
       below.push_back(push_node(out, std::move(less)));
     }
     // written[j] if below[j] else (... else written[m-1]), built from the last key up.
-    NodeId chain = constant(plan.written.back());
-    for (size_t j = below.size(); j-- > 0;) {
-      Node pick;
-      pick.kind = NodeKind::Elementwise;
-      pick.op = ElementOp::IfElse;
-      pick.span = node.span;
-      pick.inputs = {constant(plan.written[j]), below[j], chain};
-      chain = push_node(out, std::move(pick));
+    auto decision_list = [&](const std::vector<Value>& written) {
+      NodeId chain = constant(written.back());
+      for (size_t j = below.size(); j-- > 0;)
+        chain = map(ElementOp::IfElse, {constant(written[j]), below[j], chain});
+      return chain;
+    };
+    NodeId chain = -1;
+    if (!plan.unique) {
+      chain = decision_list(plan.written);
+    } else {
+      // The rank j of the run position i lies in, the rank one position before (0 at the first:
+      // nothing selected), and g(v_j) where the two differ.
+      std::vector<Value> ranks;
+      for (size_t j = 0; j < plan.keys.size(); ++j) ranks.push_back(Value::of_int(int64_t(j) + 1));
+      const NodeId rank = decision_list(ranks);
+      out.nodes[size_t(rank)].name = name + "_rank";
+      const NodeId earlier =
+          map(ElementOp::Sub, {remap[size_t(plan.indices)], constant(Value::of_int(1))});
+      out.nodes[size_t(earlier)].name = name + "_position_before";
+      const NodeId just_before = make(NodeKind::Select, {remap[size_t(plan.indices)], earlier});
+      out.nodes[size_t(just_before)].comparison = Comparison::Eq;
+      out.nodes[size_t(just_before)].name = name + "_one_back";
+      const NodeId rank_before = make(NodeKind::Aggregate, {just_before, rank});
+      out.nodes[size_t(rank_before)].default_value = Value::of_int(0);
+      out.nodes[size_t(rank_before)].name = name + "_rank_before";
+      // The rank at i itself, copied by a head beside the one that reads i - 1: the output's
+      // lookup then reads two one-hots of m and m + 1 values, where read through the steps it
+      // would enumerate 2^(m-1) (m + 1) combinations (1,152 units at m = 8).
+      const NodeId here = make(NodeKind::Select, {remap[size_t(plan.indices)], remap[size_t(plan.indices)]});
+      out.nodes[size_t(here)].comparison = Comparison::Eq;
+      out.nodes[size_t(here)].name = name + "_same_position";
+      const NodeId rank_here = make(NodeKind::Aggregate, {here, rank});
+      out.nodes[size_t(rank_here)].name = name + "_rank_here";
+      const NodeId same = map(ElementOp::Eq, {rank_here, rank_before});
+      out.nodes[size_t(same)].name = name + "_same_run";
+      const NodeId first = map(ElementOp::Not, {same});
+      out.nodes[size_t(first)].name = name + "_first_of_run";
+      const NodeId value = map(ElementOp::LookupTable, {rank_here});
+      out.nodes[size_t(value)].name = name + "_run_value";
+      out.nodes[size_t(value)].table_keys = ranks;
+      out.nodes[size_t(value)].table_values = plan.written;
+      chain = map(ElementOp::IfElse, {value, first, constant(node.default_value)});
     }
     out.nodes[size_t(chain)].name = node.name;
     out.nodes[size_t(chain)].annotation = node.annotation;

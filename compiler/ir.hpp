@@ -340,7 +340,8 @@ NodeId folded_map_source(const Program& program, const Inference& inference, Nod
 
 // The library's stable sort of a categorical key whose values are the key or a map of it becomes a
 // counting sort: a boolean `indices < count of keys <= v` per key value v and a lookup over them
-// (count_sorts.cpp), its comparisons width steps. Bidirectional only. Unchanged when nothing applies.
+// (count_sorts.cpp), its comparisons width steps; Tracr's unique sort of number values likewise, its
+// runs' first slots found by a shift by one. Bidirectional only. Unchanged when nothing applies.
 bool count_sorts(Program& program, const Inference& inference, const CompileOptions& options);
 // `indices < selector_width(s)` (and `w > indices`, and the negations `>=`, `<=`) becomes a
 // WidthStep node (constructions/construction.hpp): one head and one MLP step at any length

@@ -100,7 +100,8 @@ const std::vector<Pass>& pipeline() {
        "no selector compares a selector width with a constant: it compares the width's predicate (a map) with True",
        false, [](CompileState& s) { return width_predicates(s.program); }, program_dump},
       {"count_sorts", "value sets; a bidirectional program (causal ones pass unchanged)",
-       "a stable sort whose values are a function of its categorical key is a counting sort of width steps", true,
+       "a stable sort whose values are a function of its categorical key is a counting sort of width steps, and so is "
+       "Tracr's unique sort of number values from a maximum length of nine per key value", true,
        [](CompileState& s) { return count_sorts(s.program, s.inference, s.options); }, program_dump},
       {"prune_inputs", "value sets",
        "a map too large to list that ignores one of its inputs wherever they occur reads a constant there", true,

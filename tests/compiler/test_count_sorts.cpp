@@ -110,6 +110,72 @@ TEST_CASE("count_sorts: sort is two blocks and O(n) parameters, exact at max len
   CHECK(at_1024.report.parameters == 35172);
 }
 
+// Tracr's make_sort_unique, as programs/sort_unique.rasp writes it.
+std::string unique_sort_of(const std::string& vals, const std::string& keys) {
+  return "def sort_unique(vals, keys) {\n  smaller = select(keys, keys, <);\n  target_position = "
+         "selector_width(smaller);\n  return aggregate(select(target_position, indices, ==), vals);\n}\nsorted = "
+         "sort_unique(" + vals + ", " + keys + ");\nsorted;\n";
+}
+
+TEST_CASE("count_sorts: a unique sort of number values is counted from nine max lengths a key value on") {
+  CompileOptions o = test_options(digits_1_to_4(), 36, Mode::Bidirectional);
+  Rewrite r = count_sorts_of(program_from_text(unique_sort_of("tokens", "tokens")), o);
+  CHECK(counting_steps(r.after) == 3);
+  const bool named = std::any_of(r.after.nodes.begin(), r.after.nodes.end(), [](const Node& n) { return n.name == "sorted_rank_before"; });
+  CHECK(named);
+  // Below 9 m the one-hot model is the smaller (count_sorts.cpp: the crossovers measured).
+  o.max_len = 35;
+  CHECK(counting_steps(count_sorts_of(program_from_text(unique_sort_of("tokens", "tokens")), o).after) == 0);
+  o.max_len = 36;
+  CHECK(counting_steps(count_sorts_of(program_from_text(unique_sort_of("tokens * 10", "-tokens")), o).after) == 3);
+  // A run of equal keys gets their mean: a bool would become a number, and strings are an error,
+  // which the counting sort must not hide.
+  CHECK(counting_steps(count_sorts_of(program_from_text(unique_sort_of("tokens > 2", "tokens")), o).after) == 0);
+  CHECK(counting_steps(
+            count_sorts_of(program_from_text(unique_sort_of("tokens", "tokens")), test_options(parse_vocabulary("cab"), 36, Mode::Bidirectional))
+                .after) == 0);
+  // Values that are no function of the key.
+  CHECK(counting_steps(count_sorts_of(program_from_text(unique_sort_of("indices", "tokens")), o).after) == 0);
+}
+
+TEST_CASE("count_sorts: the unique sort rewritten computes what the source does, on every input up to length 6") {
+  const std::vector<Value> vocab = digits_1_to_4();
+  CompileOptions o = test_options(vocab, 36, Mode::Bidirectional);
+  for (const std::string& text : {unique_sort_of("tokens", "tokens"), unique_sort_of("tokens * 10 - 1", "-tokens"),
+                                  std::string("def sort_unique(vals, keys) {\n  t = selector_width(select(keys, keys, "
+                                              "<));\n  return aggregate(select(t, indices, ==), vals, 7);\n}\n"
+                                              "sort_unique((tokens % 3) * 2, tokens % 3);\n")}) {
+    INFO(text);
+    Rewrite r = count_sorts_of(program_from_text(text), o);
+    REQUIRE(counting_steps(r.after) >= 2);
+    Interpreter source(r.before, o.mode), rewritten(r.after, o.mode);
+    const size_t inputs =
+        for_every_input(vocab, 6, [&](const std::vector<Value>& input) { CHECK(rewritten.run(input) == source.run(input)); });
+    CHECK(inputs == 4 + 16 + 64 + 256 + 1024 + 4096);
+  }
+}
+
+TEST_CASE("count_sorts: sort_unique is O(n) parameters from 36, exact at max length 256") {
+  ProgramFile f = load_program("sort_unique");
+  const std::vector<Value> vocab = header_vocabulary(f.header);
+  // Every input up to length 6, then 3 random inputs at each length 7..256: duplicates everywhere
+  // past length 4, each run's first slot its key and the rest the default 0.
+  CompileOptions o = test_options(vocab, 256, Mode::Bidirectional, 3);
+  o.explain = true;
+  CompileResult at_256 = compile_program(f.program, o);
+  INFO(at_256.report.first_mismatch);
+  CHECK(at_256.report.mismatches == 0);
+  CHECK(at_256.report.inputs_checked == 5460 + 3 * 250);
+  CHECK(at_256.report.layers == 3);
+  CHECK(at_256.report.parameters == 47484);  // 3,418,552 as Tracr's construction (one-hot targets)
+  CHECK(run_model(at_256.model, "[3,1,3,2,2]") == std::vector<std::string>{"1", "2", "0", "3", "0"});
+  CHECK(at_256.explanation.find("sorted_first_of_run (`aggregate(select(target_position, indices, ==), vals)` at ") !=
+        std::string::npos);
+  o.max_len = 1024;
+  o.verify = false;
+  CHECK(compile_program(f.program, o).report.parameters == 84348);  // 52,991,416 before
+}
+
 TEST_CASE("verification interprets the program as written, not the compiler's rewrite of it") {
   // The passes by hand, so that verify can be handed another source: a model of the ascending
   // sort checked against the descending one must mismatch, and against itself must not.

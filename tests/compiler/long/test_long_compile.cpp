@@ -204,7 +204,6 @@ void check_at_length(const std::string& name, Mode mode, int max_len, int first,
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "count_less_freq", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "double_hist", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "shuffle_dyck", Mode::Bidirectional, 1024)
-RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "sort_unique", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "most_freq", Mode::Bidirectional, 256)
 // A stable sort's target read along one line through its split width's parts, at the longest
 // length where the compiler does so (test_constructions/width_part.cpp): most_freq at 257, RASP's 3 blocks
@@ -230,6 +229,9 @@ RASPC_LONG_CONTEXT_UP_TO_1024("dyck1", Mode::Causal)
 // function of the key keeps the position tie break and its target w1 + w2: at 256 that is 3.5M
 // parameters in RASP's 2 blocks (at 1,024 its widths' pairs are more than a lookup may list).
 RASPC_LONG_CONTEXT_UP_TO_1024("sort", Mode::Bidirectional)
+// sort_unique is a counting sort too from max length 36 (84,348 parameters at 1,024, 53M as Tracr's
+// construction): each run's first slot its key, the others the default (count_sorts.cpp).
+RASPC_LONG_CONTEXT_UP_TO_1024("sort_unique", Mode::Bidirectional)
 #define RASPC_STABLE_PARTITION_CASE(max_len, first, last)                                                          \
   TEST_CASE("stable partition at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
     check_at_length("stable partition", stable_partition(), digits_1_to_4(), Mode::Bidirectional, max_len, first,  \
