@@ -30,11 +30,16 @@ std::string describe_shape(const CompileReport& r) {
          with_commas(report["flops_per_token"].get<double>()) + " (at " + std::to_string(r.config.n_positions) +
          " positions)\n";
   if (r.estimated_verify_inputs > 0) {
-    // The budget's estimate (compiler/budget.cpp), before the verification starts.
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.2g", r.estimated_verify_seconds);
-    out += "verification to come: " + with_commas(r.estimated_verify_inputs) + " inputs, about " + seconds +
-           " s estimated on " + std::to_string(r.verify_threads) + (r.verify_threads == 1 ? " thread\n" : " threads\n");
+    // The budget's estimate (compiler/budget.cpp), before the verification starts: two figures at
+    // most (an estimate has no more), never an exponent ("4.2e+02 s"), minutes past two of them.
+    const double t = r.estimated_verify_seconds;
+    char when[48];
+    if (t < 0.1) std::snprintf(when, sizeof when, "under 0.1 s");
+    else if (t < 10) std::snprintf(when, sizeof when, "about %.2g s", t);
+    else if (t < 120) std::snprintf(when, sizeof when, "about %.0f s", t);
+    else std::snprintf(when, sizeof when, "about %.0f min", t / 60);
+    out += "verification to come: " + with_commas(r.estimated_verify_inputs) + " inputs, " + when +
+           " estimated on " + std::to_string(r.verify_threads) + (r.verify_threads == 1 ? " thread\n" : " threads\n");
   }
   return out;
 }
