@@ -32,6 +32,10 @@ constexpr int kDepth = 128;
 
 inline int smaller(int x, int y) { return x < y ? x : y; }
 
+// A panel of b is copied into consecutive rows where at least this many rows of the output pass
+// over it (a decode step's one row would pay for the copy and gain nothing).
+constexpr int kPackRows = 4 * Isa::kRows;
+
 // out[R rows, P packets] (+)= a[R rows, K] . b[K, P packets], a's entry (r, k) at a[r * ars + k * acs]
 // (a itself, or the transpose of a row-major matrix without copying it).
 template <int R, int P>
@@ -99,14 +103,31 @@ void product(float* out, int ldo, const float* a, int ars, int acs, const float*
     return;
   }
   const int whole = M / kLanes * kLanes;
+  // kDepth x kPanel packets: 32 KB with AVX-512, on the stack (no thread_local: this is also in
+  // the Python module, loaded with dlopen).
+  alignas(64) float packed_panel[kDepth * Isa::kPanel * kLanes];
   for (int k0 = 0; k0 < K; k0 += kDepth) {
     const int depth = smaller(kDepth, K - k0);
     const bool add = accumulate || k0 > 0;
     for (int j = 0; j < whole;) {
       const int packets = smaller(Isa::kPanel, (whole - j) / kLanes);
+      const float* panel = b + size_t(k0) * ldb + j;
+      int panel_ld = ldb;
+      if (N >= kPackRows) {
+        // Many row blocks pass over this panel: copied once into consecutive rows, it keeps no two
+        // of its rows a power-of-two stride apart, where b's rows (256 to 4,096 bytes apart) fall
+        // into the same few L1 sets and evict each other. The arithmetic is the same: each output
+        // entry is still one multiply-add chain over k, so no row's bits change.
+        const int width = packets * kLanes;
+        for (int k = 0; k < depth; ++k)
+          for (int c = 0; c < width; c += kLanes)
+            Isa::store(packed_panel + k * width + c, Isa::load(panel + size_t(k) * ldb + c));
+        panel = packed_panel;
+        panel_ld = width;
+      }
       for (int r = 0; r < N; r += Isa::kRows)
         block_of(packets, smaller(Isa::kRows, N - r), out + size_t(r) * ldo + j, ldo,
-                 a + size_t(r) * ars + size_t(k0) * acs, ars, acs, b + size_t(k0) * ldb + j, ldb, depth, add);
+                 a + size_t(r) * ars + size_t(k0) * acs, ars, acs, panel, panel_ld, depth, add);
       j += packets * kLanes;
     }
     if (whole == M) continue;

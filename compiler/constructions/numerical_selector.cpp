@@ -604,7 +604,8 @@ class Planner {
     const Node& node = program_.node(id);
     std::string& why = out_.why[size_t(id)];
     if (!affine_form(node.inputs[1], plan.query)) {
-      why = "one-hot: its keys are a selector width, but its query is not an affine map of indices and length";
+      why = "one-hot: its keys are computed from a selector width, but its query is not an affine map of indices and "
+            "length (a number from a width is compared with positions only)";
       return false;
     }
     if (plan.query.length != 0 && !causal_) {
