@@ -53,16 +53,13 @@ double layernorm_forward(float* out, float* mean, float* rstd, const float* in, 
 }
 
 double matmul_forward(float* out, const float* in, const float* w, const float* bias, int N, int IC, int OC) {
-  // The product adds onto the bias written first (a product that zeroes the output, with the bias
-  // added after it, takes a second pass over it).
-  if (bias) MatrixMap(out, N, OC).rowwise() = ConstRowVectorMap(bias, OC);
-  gemm_nn(out, in, w, N, IC, OC, bias != nullptr);
+  // The product starts each entry's chain from the bias (no pass of its own over the output).
+  gemm_nn(out, in, w, N, IC, OC, false, bias);
   return 2.0 * N * IC * OC + (bias ? double(N) * OC : 0.0);
 }
 
 double matmul_residual_forward(float* x, const float* in, const float* w, const float* bias, int N, int IC, int OC) {
-  if (bias) MatrixMap(x, N, OC).rowwise() += ConstRowVectorMap(bias, OC);
-  gemm_nn(x, in, w, N, IC, OC, true);
+  gemm_nn(x, in, w, N, IC, OC, true, bias);  // from x + bias, as adding the bias first would start it
   // As matmul_forward and residual_forward count it.
   return 2.0 * N * IC * OC + (bias ? double(N) * OC : 0.0) + double(N) * OC;
 }

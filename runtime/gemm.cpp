@@ -125,8 +125,8 @@ void set_gemm_isa(GemmIsa isa) {
   gemm_dispatch::chosen.store(int(isa), std::memory_order_relaxed);
 }
 
-void gemm_nn(float* out, const float* a, const float* b, int N, int K, int M, bool accumulate) {
-  kernel_detail::kernels().product(out, M, a, K, 1, b, M, N, K, M, accumulate);
+void gemm_nn(float* out, const float* a, const float* b, int N, int K, int M, bool accumulate, const float* bias) {
+  kernel_detail::kernels().product(out, M, a, K, 1, b, M, N, K, M, accumulate, bias);
 }
 
 void gemm_nt(float* out, const float* d, const float* w, int N, int M, int K) {
@@ -134,21 +134,22 @@ void gemm_nt(float* out, const float* d, const float* w, int N, int M, int K) {
 }
 
 void gemm_tn(float* out, const float* a, const float* d, int N, int K, int M) {
-  kernel_detail::kernels().product(out, M, a, 1, K, d, M, K, N, M, true);
+  kernel_detail::kernels().product(out, M, a, 1, K, d, M, K, N, M, true, nullptr);
 }
 
 void gemm_strided(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M,
                   bool accumulate) {
-  kernel_detail::kernels().product(out, ldo, a, lda, 1, b, ldb, N, K, M, accumulate);
+  kernel_detail::kernels().product(out, ldo, a, lda, 1, b, ldb, N, K, M, accumulate, nullptr);
 }
 
 void gemm_strided_nt(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M) {
-  kernel_detail::kernels().product(out, ldo, a, lda, 1, gemm_dispatch::transposed(b, M, K, ldb), M, N, K, M, false);
+  kernel_detail::kernels().product(out, ldo, a, lda, 1, gemm_dispatch::transposed(b, M, K, ldb), M, N, K, M, false,
+                                   nullptr);
 }
 
 void gemm_strided_tn(float* out, int ldo, const float* a, int lda, const float* b, int ldb, int N, int K, int M,
                      bool accumulate) {
-  kernel_detail::kernels().product(out, ldo, a, 1, lda, b, ldb, N, K, M, accumulate);
+  kernel_detail::kernels().product(out, ldo, a, 1, lda, b, ldb, N, K, M, accumulate, nullptr);
 }
 
 }  // namespace raspc

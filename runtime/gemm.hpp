@@ -1,6 +1,6 @@
 // The float matrix products of the CPU forward and of the trainer, row-major throughout:
 //
-//   gemm_nn: out (N,M) (+)= a (N,K) . b (K,M)
+//   gemm_nn: out (N,M) (+)= bias + a (N,K) . b (K,M)
 //   gemm_nt: out (N,K)   = d (N,M) . w^T, w (K,M)
 //   gemm_tn: out (K,M)  += a^T . d, a (N,K), d (N,M)
 //
@@ -8,8 +8,9 @@
 // tokens), where a library's packing of both operands is a large part of the product's time; the
 // candidates (Eigen, OpenBLAS, BLIS, oneDNN, libxsmm) were measured against this kernel on these
 // shapes (bench/RESULTS.md, "GEMM"). The kernel (runtime/gemm_kernel.hpp) keeps a block of rows
-// times a panel of columns of the output in registers across the inner dimension, with no packing
-// and no heap allocation (the decoder's allocation test holds gemm_nn to that; gemm_nt transposes w
+// times a panel of columns of the output in registers across the inner dimension; where many rows
+// pass over a panel of b it copies the panel into a block on the stack first, and nothing is
+// allocated on the heap (the decoder's allocation test holds gemm_nn to that; gemm_nt transposes w
 // into a buffer of the thread's that only grows).
 //
 // It is compiled for AVX-512, for AVX2 with FMA and for any CPU (with runtime/vector_ops.hpp's
@@ -18,7 +19,7 @@
 // caps the choice: what a machine without AVX-512 would run, measured on one with it.
 //
 // Each output entry is one multiply-add chain over k in increasing order (fused on AVX2 and
-// AVX-512), started from the output's old value (accumulate) or zero, so a row's result depends on
+// AVX-512), started from the output's old value (accumulate), the bias, or zero, so a row's result depends on
 // that row alone, never on N or on the rows around it. The instruction set changes the last bits.
 #pragma once
 
@@ -26,7 +27,10 @@
 
 namespace raspc {
 
-void gemm_nn(float* out, const float* a, const float* b, int N, int K, int M, bool accumulate);
+// With a bias (M), each entry's chain starts from bias (or from out + bias): the bias is added in the
+// product instead of in a pass of its own over out, with the same bits.
+void gemm_nn(float* out, const float* a, const float* b, int N, int K, int M, bool accumulate,
+             const float* bias = nullptr);
 void gemm_nt(float* out, const float* d, const float* w, int N, int M, int K);
 void gemm_tn(float* out, const float* a, const float* d, int N, int K, int M);
 // out (N,M) (+)= a (N,K) . b (K,M), each a block of a larger row-major array whose rows lie ldo, lda

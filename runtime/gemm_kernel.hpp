@@ -36,13 +36,25 @@ inline int smaller(int x, int y) { return x < y ? x : y; }
 // over it (a decode step's one row would pay for the copy and gain nothing).
 constexpr int kPackRows = 4 * Isa::kRows;
 
+// Where a chain starts: the output's old value (accumulate), the bias, their sum (one rounding, as
+// adding the bias first would give), or zero.
+inline Vec start(const float* out, bool accumulate, const float* bias) {
+  if (bias) return accumulate ? Isa::load(out) + Isa::load(bias) : Isa::load(bias);
+  return accumulate ? Isa::load(out) : Isa::zero();
+}
+inline Vec start_partial(const float* out, bool accumulate, const float* bias, int width) {
+  if (bias) return accumulate ? Isa::load_partial(out, width) + Isa::load_partial(bias, width) : Isa::load_partial(bias, width);
+  return accumulate ? Isa::load_partial(out, width) : Isa::zero();
+}
+
 // out[R rows, P packets] (+)= a[R rows, K] . b[K, P packets], a's entry (r, k) at a[r * ars + k * acs]
 // (a itself, or the transpose of a row-major matrix without copying it).
 template <int R, int P>
-void block(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int K, bool accumulate) {
+void block(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int K, bool accumulate,
+           const float* bias) {
   Vec acc[R][P];
   for (int r = 0; r < R; ++r)
-    for (int p = 0; p < P; ++p) acc[r][p] = accumulate ? Isa::load(out + size_t(r) * ldo + p * kLanes) : Isa::zero();
+    for (int p = 0; p < P; ++p) acc[r][p] = start(out + size_t(r) * ldo + p * kLanes, accumulate, bias ? bias + p * kLanes : nullptr);
   for (int k = 0; k < K; ++k) {
     Vec bk[P];
     for (int p = 0; p < P; ++p) bk[p] = Isa::load(b + size_t(k) * ldb + p * kLanes);
@@ -60,9 +72,9 @@ void block(float* out, int ldo, const float* a, int ars, int acs, const float* b
 // the same multiply-add chain as in a whole packet.
 template <int R>
 void partial_block(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int K,
-                   bool accumulate, int width) {
+                   bool accumulate, const float* bias, int width) {
   Vec acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = accumulate ? Isa::load_partial(out + size_t(r) * ldo, width) : Isa::zero();
+  for (int r = 0; r < R; ++r) acc[r] = start_partial(out + size_t(r) * ldo, accumulate, bias, width);
   for (int k = 0; k < K; ++k) {
     const Vec bk = Isa::load_partial(b + size_t(k) * ldb, width);
     for (int r = 0; r < R; ++r) acc[r] = Isa::madd(Isa::broadcast(a[size_t(r) * ars + size_t(k) * acs]), bk, acc[r]);
@@ -71,35 +83,38 @@ void partial_block(float* out, int ldo, const float* a, int ars, int acs, const 
 }
 template <int R = Isa::kRows>
 void partial_block_of_rows(int rows, float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb,
-                           int K, bool accumulate, int width) {
+                           int K, bool accumulate, const float* bias, int width) {
   if constexpr (R > 1)
-    if (rows < R) return partial_block_of_rows<R - 1>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate, width);
-  partial_block<R>(out, ldo, a, ars, acs, b, ldb, K, accumulate, width);
+    if (rows < R) return partial_block_of_rows<R - 1>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate, bias, width);
+  partial_block<R>(out, ldo, a, ars, acs, b, ldb, K, accumulate, bias, width);
 }
 
 // block<rows, packets> for rows in 1..kRows and packets in 1..kPanel, chosen at run time.
 template <int P, int R = Isa::kRows>
 void block_of_rows(int rows, float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int K,
-                   bool accumulate) {
+                   bool accumulate, const float* bias) {
   if constexpr (R > 1)
-    if (rows < R) return block_of_rows<P, R - 1>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate);
-  block<R, P>(out, ldo, a, ars, acs, b, ldb, K, accumulate);
+    if (rows < R) return block_of_rows<P, R - 1>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate, bias);
+  block<R, P>(out, ldo, a, ars, acs, b, ldb, K, accumulate, bias);
 }
 template <int P = Isa::kPanel>
 void block_of(int packets, int rows, float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb,
-              int K, bool accumulate) {
+              int K, bool accumulate, const float* bias) {
   if constexpr (P > 1)
-    if (packets < P) return block_of<P - 1>(packets, rows, out, ldo, a, ars, acs, b, ldb, K, accumulate);
-  block_of_rows<P>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate);
+    if (packets < P) return block_of<P - 1>(packets, rows, out, ldo, a, ars, acs, b, ldb, K, accumulate, bias);
+  block_of_rows<P>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate, bias);
 }
 
-// out (N,M) (+)= a (N,K) . b (K,M), a's entry (n, k) at a[n * ars + k * acs], b's rows ldb apart.
+// out (N,M) (+)= bias + a (N,K) . b (K,M), a's entry (n, k) at a[n * ars + k * acs], b's rows ldb
+// apart, bias (M) or nullptr.
 void product(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int N, int K, int M,
-             bool accumulate) {
+             bool accumulate, const float* bias) {
   if (K == 0) {
-    if (!accumulate)
-      for (int n = 0; n < N; ++n)
-        for (int m = 0; m < M; ++m) out[size_t(n) * ldo + m] = 0.0f;
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < M; ++m) {
+        float& o = out[size_t(n) * ldo + m];
+        o = bias ? (accumulate ? o + bias[m] : bias[m]) : (accumulate ? o : 0.0f);
+      }
     return;
   }
   const int whole = M / kLanes * kLanes;
@@ -109,6 +124,7 @@ void product(float* out, int ldo, const float* a, int ars, int acs, const float*
   for (int k0 = 0; k0 < K; k0 += kDepth) {
     const int depth = smaller(kDepth, K - k0);
     const bool add = accumulate || k0 > 0;
+    const float* first_bias = k0 == 0 ? bias : nullptr;  // later depth blocks continue the chains
     for (int j = 0; j < whole;) {
       const int packets = smaller(Isa::kPanel, (whole - j) / kLanes);
       const float* panel = b + size_t(k0) * ldb + j;
@@ -127,14 +143,15 @@ void product(float* out, int ldo, const float* a, int ars, int acs, const float*
       }
       for (int r = 0; r < N; r += Isa::kRows)
         block_of(packets, smaller(Isa::kRows, N - r), out + size_t(r) * ldo + j, ldo,
-                 a + size_t(r) * ars + size_t(k0) * acs, ars, acs, panel, panel_ld, depth, add);
+                 a + size_t(r) * ars + size_t(k0) * acs, ars, acs, panel, panel_ld, depth, add,
+                 first_bias ? first_bias + j : nullptr);
       j += packets * kLanes;
     }
     if (whole == M) continue;
     for (int r = 0; r < N; r += Isa::kRows)
       partial_block_of_rows(smaller(Isa::kRows, N - r), out + size_t(r) * ldo + whole, ldo,
                             a + size_t(r) * ars + size_t(k0) * acs, ars, acs, b + size_t(k0) * ldb + whole, ldb, depth,
-                            add, M - whole);
+                            add, first_bias ? first_bias + whole : nullptr, M - whole);
   }
 }
 

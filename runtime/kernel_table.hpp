@@ -13,9 +13,10 @@
 namespace raspc::kernel_detail {
 
 struct KernelTable {
-  // out (N,M) (+)= a (N,K) . b (K,M), a's entry (n, k) at a[n * ars + k * acs], b's rows ldb apart.
+  // out (N,M) (+)= bias + a (N,K) . b (K,M), a's entry (n, k) at a[n * ars + k * acs], b's rows ldb
+  // apart, bias (M) or nullptr.
   void (*product)(float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int N, int K, int M,
-                  bool accumulate);
+                  bool accumulate, const float* bias);
   // See runtime/vector_ops.hpp for each.
   void (*gelu)(float* out, float* th, const float* in, size_t n);
   void (*softmax_rows)(float* p, int n, int stride, int keys, bool causal, float scale);

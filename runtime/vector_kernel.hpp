@@ -112,8 +112,11 @@ inline void softmax_short_row(float* row, int keys, int width, Vec scale) {
     sum += v[i];
   }
   const Vec inverse = splat(1.0f / Isa::sum_lanes(sum));
-  for (int i = 0; i < NV; ++i) store_first(row + i * kLanes, v[i] * inverse, keys - i * kLanes);
-  for (int j = keys; j < width; ++j) row[j] = 0.0f;
+  // Whole vectors as far as the row's width goes: their lanes past the keys hold 0 already (a causal
+  // row's first rows would otherwise clear most of the row one float at a time).
+  for (int i = 0; i < NV; ++i)
+    if (const int reach = width - i * kLanes; reach > 0) store_first(row + i * kLanes, v[i] * inverse, reach);
+  for (int j = NV * kLanes; j < width; j += kLanes) store_first(row + j, splat(0.0f), width - j);
 }
 
 // The same for a row of any length, in three passes over memory.
@@ -131,7 +134,7 @@ inline void softmax_long_row(float* row, int keys, int width, Vec scale) {
   }
   const Vec inverse = splat(1.0f / Isa::sum_lanes(sum));
   for (int j = 0; j < keys; j += kLanes) store_first(row + j, load_filled(row + j, keys - j, 0.0f) * inverse, keys - j);
-  for (int j = keys; j < width; ++j) row[j] = 0.0f;
+  for (int j = keys; j < width; j += kLanes) store_first(row + j, splat(0.0f), width - j);
 }
 
 constexpr int kShortRow = 8;  // vectors: 128 keys with AVX-512, 64 with AVX2

@@ -43,19 +43,21 @@ TEST_CASE("gemm_nn, gemm_nt and gemm_tn give the double-precision products withi
   for (const Shape& s : kShapes) {
     INFO("N " << s.N << ", K " << s.K << ", M " << s.M);
     const std::vector<float> a = random_values(size_t(s.N) * s.K, rng), b = random_values(size_t(s.K) * s.M, rng),
-                             start = random_values(size_t(s.N) * s.M, rng);
-    for (bool accumulate : {false, true}) {
+                             start = random_values(size_t(s.N) * s.M, rng), bias = random_values(size_t(s.M), rng);
+    for (bool accumulate : {false, true})
+      for (bool with_bias : {false, true}) {
       std::vector<float> out = start;
-      gemm_nn(out.data(), a.data(), b.data(), s.N, s.K, s.M, accumulate);
+      gemm_nn(out.data(), a.data(), b.data(), s.N, s.K, s.M, accumulate, with_bias ? bias.data() : nullptr);
       for (int n = 0; n < s.N; ++n)
         for (int m = 0; m < s.M; ++m) {
           double want = accumulate ? start[size_t(n) * s.M + m] : 0.0, magnitude = std::fabs(want);
+          if (with_bias) want += bias[size_t(m)], magnitude += std::fabs(bias[size_t(m)]);
           for (int k = 0; k < s.K; ++k) {
             const double term = double(a[size_t(n) * s.K + k]) * b[size_t(k) * s.M + m];
             want += term;
             magnitude += std::fabs(term);
           }
-          INFO("nn, accumulate " << accumulate << ", entry " << n << "," << m);
+          INFO("nn, accumulate " << accumulate << ", bias " << with_bias << ", entry " << n << "," << m);
           REQUIRE(std::fabs(out[size_t(n) * s.M + m] - want) <= allowed(s.K, magnitude));
         }
     }
@@ -158,6 +160,28 @@ TEST_CASE("gemm_nn gives a row the same bits whatever rows are computed with it"
       INFO("rows " << first << " to " << first + rows - 1);
       CHECK(std::equal(some.begin(), some.end(), all.begin() + size_t(first) * M));
     }
+  });
+}
+
+// The forward's bias: started in the product, each entry's chain is the one that adding the bias
+// to the output first would start (so the models' outputs did not move when it moved there).
+TEST_CASE("gemm_nn with a bias gives the bits of the bias added before the product") {
+  for_each_kernel([] {
+  std::mt19937 rng(5);
+  for (const Shape& s : kShapes) {
+    INFO("N " << s.N << ", K " << s.K << ", M " << s.M);
+    const std::vector<float> a = random_values(size_t(s.N) * s.K, rng), b = random_values(size_t(s.K) * s.M, rng),
+                             x = random_values(size_t(s.N) * s.M, rng), bias = random_values(size_t(s.M), rng);
+    std::vector<float> fused(x.size()), first(x.size());
+    for (bool accumulate : {false, true}) {
+      fused = x;
+      gemm_nn(fused.data(), a.data(), b.data(), s.N, s.K, s.M, accumulate, bias.data());
+      for (size_t i = 0; i < first.size(); ++i) first[i] = (accumulate ? x[i] + bias[i % size_t(s.M)] : bias[i % size_t(s.M)]);
+      gemm_nn(first.data(), a.data(), b.data(), s.N, s.K, s.M, true);
+      INFO("accumulate " << accumulate);
+      CHECK(std::equal(fused.begin(), fused.end(), first.begin()));
+    }
+  }
   });
 }
 
