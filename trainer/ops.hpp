@@ -117,19 +117,21 @@ void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, cons
 // In float the products are runtime/gemm.hpp's (1.3-1.6 times Eigen's on these thin shapes); the
 // gradient check's double precision keeps Eigen's.
 
-// out (N,OUT) = inp (N,IN) . w (IN,OUT) + bias (OUT). The product adds onto the bias written
-// first: Eigen's `=` would zero the output and the bias would then take a second pass over it.
+// out (N,OUT) = inp (N,IN) . w (IN,OUT) + bias (OUT). In float the product starts from the bias
+// (runtime/gemm.hpp: no pass of its own over the output); in double the product adds onto the bias
+// written first (Eigen's `=` would zero the output and the bias would take a second pass).
 template <class T>
 void matmul_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IN, int OUT) {
-  MatrixView<T> o(out, N, OUT);
-  if (bias)
-    o.rowwise() = ConstVectorView<T>(bias, OUT);
-  else
-    o.setZero();
-  if constexpr (std::is_same_v<T, float>)
-    gemm_nn(out, inp, w, N, IN, OUT, true);
-  else
+  if constexpr (std::is_same_v<T, float>) {
+    gemm_nn(out, inp, w, N, IN, OUT, false, bias);
+  } else {
+    MatrixView<T> o(out, N, OUT);
+    if (bias)
+      o.rowwise() = ConstVectorView<T>(bias, OUT);
+    else
+      o.setZero();
     o.noalias() += ConstMatrixView<T>(inp, N, IN) * ConstMatrixView<T>(w, IN, OUT);
+  }
 }
 template <class T>
 void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IN,
