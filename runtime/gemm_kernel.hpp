@@ -45,7 +45,8 @@ inline Vec start(const float* out, bool accumulate, const float* bias) {
   return accumulate ? Isa::load(out) : Isa::zero();
 }
 inline Vec start_partial(const float* out, bool accumulate, const float* bias, int width) {
-  if (bias) return accumulate ? Isa::load_partial(out, width) + Isa::load_partial(bias, width) : Isa::load_partial(bias, width);
+  if (bias)
+    return accumulate ? Isa::load_partial(out, width) + Isa::load_partial(bias, width) : Isa::load_partial(bias, width);
   return accumulate ? Isa::load_partial(out, width) : Isa::zero();
 }
 

@@ -30,6 +30,14 @@ Rewrite count_sorts_of(const Program& source, const CompileOptions& o) {
   return r;
 }
 
+// Runs the program before and after count_sorts on every input up to `length`, checking that they
+// agree; returns how many inputs it ran.
+size_t agree_on_every_input(const Rewrite& r, Mode mode, const std::vector<Value>& vocab, int length) {
+  Interpreter source(r.before, mode), rewritten(r.after, mode);
+  return for_every_input(vocab, length,
+                         [&](const std::vector<Value>& input) { CHECK(rewritten.run(input) == source.run(input)); });
+}
+
 int counting_steps(const Program& p) {
   return int(std::count_if(p.nodes.begin(), p.nodes.end(), [](const Node& n) {
     return compiler::is_construction(n, compiler::ConstructionKind::WidthStep);
@@ -68,10 +76,7 @@ TEST_CASE("count_sorts: the rewritten program computes what the source does, on 
     INFO(text);
     Rewrite r = count_sorts_of(program_from_text(text), o);
     REQUIRE(counting_steps(r.after) == 2);
-    Interpreter source(r.before, o.mode), rewritten(r.after, o.mode);
-    const size_t inputs =
-        for_every_input(vocab, 6, [&](const std::vector<Value>& input) { CHECK(rewritten.run(input) == source.run(input)); });
-    CHECK(inputs == 3 + 9 + 27 + 81 + 243 + 729);
+    CHECK(agree_on_every_input(r, o.mode, vocab, 6) == 3 + 9 + 27 + 81 + 243 + 729);
   }
 }
 
@@ -121,7 +126,8 @@ TEST_CASE("count_sorts: a unique sort of number values is counted from nine max 
   CompileOptions o = test_options(digits_1_to_4(), 36, Mode::Bidirectional);
   Rewrite r = count_sorts_of(program_from_text(unique_sort_of("tokens", "tokens")), o);
   CHECK(counting_steps(r.after) == 3);
-  const bool named = std::any_of(r.after.nodes.begin(), r.after.nodes.end(), [](const Node& n) { return n.name == "sorted_rank_before"; });
+  const bool named = std::any_of(r.after.nodes.begin(), r.after.nodes.end(),
+                                 [](const Node& n) { return n.name == "sorted_rank_before"; });
   CHECK(named);
   // Below 9 m the one-hot model is the smaller (count_sorts.cpp: the crossovers measured).
   o.max_len = 35;
@@ -131,9 +137,8 @@ TEST_CASE("count_sorts: a unique sort of number values is counted from nine max 
   // A run of equal keys gets their mean: a bool would become a number, and strings are an error,
   // which the counting sort must not hide.
   CHECK(counting_steps(count_sorts_of(program_from_text(unique_sort_of("tokens > 2", "tokens")), o).after) == 0);
-  CHECK(counting_steps(
-            count_sorts_of(program_from_text(unique_sort_of("tokens", "tokens")), test_options(parse_vocabulary("cab"), 36, Mode::Bidirectional))
-                .after) == 0);
+  const CompileOptions strings = test_options(parse_vocabulary("cab"), 36, Mode::Bidirectional);
+  CHECK(counting_steps(count_sorts_of(program_from_text(unique_sort_of("tokens", "tokens")), strings).after) == 0);
   // Values that are no function of the key.
   CHECK(counting_steps(count_sorts_of(program_from_text(unique_sort_of("indices", "tokens")), o).after) == 0);
 }
@@ -148,10 +153,7 @@ TEST_CASE("count_sorts: the unique sort rewritten computes what the source does,
     INFO(text);
     Rewrite r = count_sorts_of(program_from_text(text), o);
     REQUIRE(counting_steps(r.after) >= 2);
-    Interpreter source(r.before, o.mode), rewritten(r.after, o.mode);
-    const size_t inputs =
-        for_every_input(vocab, 6, [&](const std::vector<Value>& input) { CHECK(rewritten.run(input) == source.run(input)); });
-    CHECK(inputs == 4 + 16 + 64 + 256 + 1024 + 4096);
+    CHECK(agree_on_every_input(r, o.mode, vocab, 6) == 4 + 16 + 64 + 256 + 1024 + 4096);
   }
 }
 

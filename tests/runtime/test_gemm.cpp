@@ -176,7 +176,10 @@ TEST_CASE("gemm_nn with a bias gives the bits of the bias added before the produ
     for (bool accumulate : {false, true}) {
       fused = x;
       gemm_nn(fused.data(), a.data(), b.data(), s.N, s.K, s.M, accumulate, bias.data());
-      for (size_t i = 0; i < first.size(); ++i) first[i] = (accumulate ? x[i] + bias[i % size_t(s.M)] : bias[i % size_t(s.M)]);
+      for (size_t i = 0; i < first.size(); ++i) {
+        const float b_i = bias[i % size_t(s.M)];
+        first[i] = accumulate ? x[i] + b_i : b_i;
+      }
       gemm_nn(first.data(), a.data(), b.data(), s.N, s.K, s.M, true);
       INFO("accumulate " << accumulate);
       CHECK(std::equal(fused.begin(), fused.end(), first.begin()));
