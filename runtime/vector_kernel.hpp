@@ -7,8 +7,9 @@
 // this file then defines (kernels_avx512, kernels_avx2 or kernels_generic).
 //
 // Each element or row takes the same operations wherever it lies: rows run in whole vectors from
-// their first element, the last vector partial (masked loads and stores), and sums and maxima over a
-// row go vector by vector in a fixed order, then over the lanes by halving (Isa::sum_lanes). So a
+// their first element, the last vector partial (masked loads and stores; the softmax stores its last
+// floats one at a time, store_exactly), and sums and maxima over a row go vector by vector in a
+// fixed order, then over the lanes by halving (Isa::sum_lanes). So a
 // row's result depends on the row alone, never on its address, its neighbours or the thread count;
 // the instruction set changes the last bits (lane counts and fused multiply-adds differ).
 #pragma once
