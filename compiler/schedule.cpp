@@ -92,7 +92,6 @@ class Scheduler {
   Encoding encoding(NodeId id) const { return inference_.info[size_t(id)].encoding; }
   NumberRole role(NodeId id) const { return inference_.numbers.of(id); }
 
-
   void mark_materialised() {
     NodeId out = program_.output;
     if (program_.node(out).kind == NodeKind::Elementwise) s_.materialised[out] = 1;

@@ -30,6 +30,20 @@ std::vector<float> random_values(size_t n, std::mt19937& rng) {
   return v;
 }
 
+// One product's operands for a shape, drawn in this order: a (N,K), b (K,M), an output to start
+// from (N,M) and a bias (M).
+struct Operands {
+  std::vector<float> a, b, start, bias;
+};
+Operands random_operands(const Shape& s, std::mt19937& rng) {
+  Operands o;
+  o.a = random_values(size_t(s.N) * s.K, rng);
+  o.b = random_values(size_t(s.K) * s.M, rng);
+  o.start = random_values(size_t(s.N) * s.M, rng);
+  o.bias = random_values(size_t(s.M), rng);
+  return o;
+}
+
 // A float sum of K products, each rounded once, and a starting value: within K * 2^-24 of the sum
 // of the magnitudes of its terms, by the standard bound (gamma_K) on a chain of fused
 // multiply-adds; twice that leaves room for the start and the bound's second-order terms.
@@ -42,25 +56,25 @@ TEST_CASE("gemm_nn, gemm_nt and gemm_tn give the double-precision products withi
   std::mt19937 rng(7);
   for (const Shape& s : kShapes) {
     INFO("N " << s.N << ", K " << s.K << ", M " << s.M);
-    const std::vector<float> a = random_values(size_t(s.N) * s.K, rng), b = random_values(size_t(s.K) * s.M, rng),
-                             start = random_values(size_t(s.N) * s.M, rng), bias = random_values(size_t(s.M), rng);
+    const Operands o = random_operands(s, rng);
+    const std::vector<float> &a = o.a, &b = o.b, &start = o.start, &bias = o.bias;
     for (bool accumulate : {false, true})
       for (bool with_bias : {false, true}) {
-      std::vector<float> out = start;
-      gemm_nn(out.data(), a.data(), b.data(), s.N, s.K, s.M, accumulate, with_bias ? bias.data() : nullptr);
-      for (int n = 0; n < s.N; ++n)
-        for (int m = 0; m < s.M; ++m) {
-          double want = accumulate ? start[size_t(n) * s.M + m] : 0.0, magnitude = std::fabs(want);
-          if (with_bias) want += bias[size_t(m)], magnitude += std::fabs(bias[size_t(m)]);
-          for (int k = 0; k < s.K; ++k) {
-            const double term = double(a[size_t(n) * s.K + k]) * b[size_t(k) * s.M + m];
-            want += term;
-            magnitude += std::fabs(term);
+        std::vector<float> out = start;
+        gemm_nn(out.data(), a.data(), b.data(), s.N, s.K, s.M, accumulate, with_bias ? bias.data() : nullptr);
+        for (int n = 0; n < s.N; ++n)
+          for (int m = 0; m < s.M; ++m) {
+            double want = accumulate ? start[size_t(n) * s.M + m] : 0.0, magnitude = std::fabs(want);
+            if (with_bias) want += bias[size_t(m)], magnitude += std::fabs(bias[size_t(m)]);
+            for (int k = 0; k < s.K; ++k) {
+              const double term = double(a[size_t(n) * s.K + k]) * b[size_t(k) * s.M + m];
+              want += term;
+              magnitude += std::fabs(term);
+            }
+            INFO("nn, accumulate " << accumulate << ", bias " << with_bias << ", entry " << n << "," << m);
+            REQUIRE(std::fabs(out[size_t(n) * s.M + m] - want) <= allowed(s.K, magnitude));
           }
-          INFO("nn, accumulate " << accumulate << ", bias " << with_bias << ", entry " << n << "," << m);
-          REQUIRE(std::fabs(out[size_t(n) * s.M + m] - want) <= allowed(s.K, magnitude));
-        }
-    }
+      }
     // gemm_nt: out (N,K) = a (N,K') . w^T with w (M', K'): here d = a (N,K), w = b^T's shape (M,K).
     const std::vector<float> w = random_values(size_t(s.M) * s.K, rng);
     std::vector<float> nt(size_t(s.N) * s.M, 99.0f);
@@ -170,17 +184,16 @@ TEST_CASE("gemm_nn with a bias gives the bits of the bias added before the produ
   std::mt19937 rng(5);
   for (const Shape& s : kShapes) {
     INFO("N " << s.N << ", K " << s.K << ", M " << s.M);
-    const std::vector<float> a = random_values(size_t(s.N) * s.K, rng), b = random_values(size_t(s.K) * s.M, rng),
-                             x = random_values(size_t(s.N) * s.M, rng), bias = random_values(size_t(s.M), rng);
-    std::vector<float> fused(x.size()), first(x.size());
+    const Operands o = random_operands(s, rng);
+    std::vector<float> fused(o.start.size()), first(o.start.size());
     for (bool accumulate : {false, true}) {
-      fused = x;
-      gemm_nn(fused.data(), a.data(), b.data(), s.N, s.K, s.M, accumulate, bias.data());
+      fused = o.start;
+      gemm_nn(fused.data(), o.a.data(), o.b.data(), s.N, s.K, s.M, accumulate, o.bias.data());
       for (size_t i = 0; i < first.size(); ++i) {
-        const float b_i = bias[i % size_t(s.M)];
-        first[i] = accumulate ? x[i] + b_i : b_i;
+        const float b_i = o.bias[i % size_t(s.M)];
+        first[i] = accumulate ? o.start[i] + b_i : b_i;
       }
-      gemm_nn(first.data(), a.data(), b.data(), s.N, s.K, s.M, true);
+      gemm_nn(first.data(), o.a.data(), o.b.data(), s.N, s.K, s.M, true);
       INFO("accumulate " << accumulate);
       CHECK(std::equal(fused.begin(), fused.end(), first.begin()));
     }
