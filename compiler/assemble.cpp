@@ -270,6 +270,7 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
         case ConstructionKind::WidthStep:
           return static_cast<const WidthStep*>(c)->step_of_sort.empty() ? "width_step" : "counting_sort_step";
         case ConstructionKind::WidthPart: return "width_part";
+        case ConstructionKind::CountRank: break;  // an MLP's, never a head's
       }
     }
     if (inference.numbers.of(id) == NumberRole::LastIndex) return "length";

@@ -281,6 +281,15 @@ class Inferrer {
                       "than half the attention exactly where the width exceeds the index";
             break;
           case ConstructionKind::WidthPart: infer_width(id); break;
+          case ConstructionKind::CountRank: {
+            const size_t m = static_cast<const CountRank&>(*node.construction).values.size();
+            for (size_t r = 0; r < m; ++r) out.values.push_back(Value::of_int(int64_t(r)));
+            out.encoding = Encoding::Numerical;
+            out.why = "the rank of its value's count among the counts of " + std::to_string(m) +
+                      " values, 0.." + std::to_string(m - 1) + ": an MLP over their shares (the means of each value)";
+            set_bounds(out);
+            break;
+          }
         }
         break;
       case NodeKind::Select: infer_select(id); break;

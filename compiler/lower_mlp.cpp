@@ -109,8 +109,8 @@ std::string combination_label(const LowerContext& ctx, const std::vector<NodeId>
   return s;
 }
 
-// How ln_2 scales every read when the selector widths' scratch values read hold `scratch`
-// (everything else nominal).
+}  // namespace
+
 double read_scale(const LowerContext& ctx, std::initializer_list<double> scratch, double sum, double square,
                   double gain) {
   if (!ctx.options.layer_norm) return 1.0;
@@ -119,6 +119,8 @@ double read_scale(const LowerContext& ctx, std::initializer_list<double> scratch
   double sigma = std::sqrt(square / c - mean * mean + 1e-5);
   return gain / sigma;
 }
+
+namespace {
 
 // Where a lookup's numeric read ranges: its lowest and highest value and the smallest factor
 // LayerNorm multiplies every read by at any of its values (the steps' slopes and gates are set
@@ -520,6 +522,11 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
   const Span& where = ctx.program.node(first.node).span;
 
   if (first.projected()) return lower_projected(ctx, target, first, sum, square, gain, builder);
+  if (is_construction(ctx.program.node(first.node), ConstructionKind::CountRank)) {
+    for (MlpUnit& u : count_rank_units(ctx, first.node, sum, square, gain, builder.min_margin))
+      builder.unit(std::move(u.in), u.bias, std::move(u.out), std::move(u.label));
+    return;
+  }
   if (jobs.size() == 1 && first.erase_scratch) return erase_scratch_linearly(ctx, first.node, sum, square, gain, builder);
 
   std::vector<size_t> categorical, numeric;
@@ -723,16 +730,18 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
   count.in_block = 0;
   // Jobs reading the same inputs the same way share their units (a selector width's one-hot
   // and its eraser, two maps of the same s-ops).
-  // A width step erases its scratch linearly, in a group of its own: what it holds is not a
-  // function of its value.
-  auto linear_eraser = [&](const MlpJob& job) {
-    return job.erase_scratch && is_construction(ctx.program.node(job.node), ConstructionKind::WidthStep);
+  // In groups of their own: a width step's eraser, linear (what it holds is not a function of its
+  // value), and a count rank, whose units are its own (constructions/count_rank.cpp).
+  auto alone = [&](const MlpJob& job) {
+    const Node& node = ctx.program.node(job.node);
+    return (job.erase_scratch && is_construction(node, ConstructionKind::WidthStep)) ||
+           is_construction(node, ConstructionKind::CountRank);
   };
   std::vector<std::vector<const MlpJob*>> groups;
   for (const MlpJob& job : jobs) {
     bool placed = false;
     for (auto& group : groups)
-      if (!linear_eraser(job) && !linear_eraser(*group.front()) && group.front()->inputs == job.inputs &&
+      if (!alone(job) && !alone(*group.front()) && group.front()->inputs == job.inputs &&
           group.front()->reads == job.reads && group.front()->projected_lambda == job.projected_lambda) {
         group.push_back(&job);
         placed = true;

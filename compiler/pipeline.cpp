@@ -1,5 +1,5 @@
 // The pipeline's table and the driver that runs it. A pass is one row: a rewrite of the program
-// (the first ten), the value sets, or a step from the program to the model. The driver infers
+// (the first eleven), the value sets, or a step from the program to the model. The driver infers
 // value sets where a row reads them and a rewrite has changed the program since, and hands over
 // the dump of the row --dump-after names as soon as that row finishes (a later pass may still
 // refuse, and that is when the dump is wanted most).
@@ -103,6 +103,12 @@ const std::vector<Pass>& pipeline() {
        "a stable sort whose values are a function of its categorical key is a counting sort of width steps, and so is "
        "Tracr's unique sort of number values from a maximum length of nine per key value", true,
        [](CompileState& s) { return count_sorts(s.program, s.inference, s.options); }, program_dump},
+      {"count_ranks", "value sets; a bidirectional program (causal ones pass unchanged)",
+       "a selector comparing two positions' counts of the m values of a categorical x (`select(h, h, op)`, h = "
+       "`selector_width(select(x, x, ==))`) compares the counts' ranks, m values where h has n + 1, from a maximum "
+       "length of max(16, m(m + 1))",
+       true,
+       [](CompileState& s) { return count_ranks(s.program, s.inference, s.options); }, program_dump},
       {"prune_inputs", "value sets",
        "a map too large to list that ignores one of its inputs wherever they occur reads a constant there", true,
        [](CompileState& s) { return prune_map_inputs(s.program, s.inference, s.options); }, program_dump},

@@ -41,7 +41,11 @@ class Scheduler {
           s_.why[id] = "embedding";
           break;
         case NodeKind::Construction:
-          if (!counts_keys(node)) break;  // (every construction so far is a width head)
+          if (is_construction(node, ConstructionKind::CountRank)) {
+            place_count_rank(id);
+            break;
+          }
+          if (!counts_keys(node)) break;
           [[fallthrough]];
         case NodeKind::SelectorWidth:
           if (role(id) == NumberRole::CausalLength) {
@@ -114,6 +118,9 @@ class Scheduler {
       if (node.kind == NodeKind::Aggregate) {
         s_.materialised[id] = 1;
         mark_head_side(node.inputs[1]);
+      } else if (is_construction(node, ConstructionKind::CountRank)) {
+        s_.materialised[id] = 1;
+        mark_head_side(node.inputs[0]);  // its MLP reads x's one-hot, as a head would
       } else if (node.kind == NodeKind::Select && role(id) != NumberRole::Select) {
         mark_head_side(node.inputs[0]);
         mark_head_side(node.inputs[1]);
@@ -242,6 +249,21 @@ class Scheduler {
                  (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));
     if (inference_.written_from_scratch(id))
       s_.why[id] += " (a map of a long width, written from its 1/(w+1) so that the width needs no one-hot for it)";
+  }
+
+  // A count rank (constructions/count_rank.cpp): one MLP reading x's one-hot and the shares.
+  void place_count_rank(NodeId id) {
+    const Node& node = program_.node(id);
+    std::vector<ReadKind> reads(node.inputs.size(), ReadKind::Numeric);
+    reads[0] = ReadKind::OneHot;
+    int t = head_ready(node.inputs[0]);
+    for (size_t i = 1; i < node.inputs.size(); ++i) t = std::max(t, s_.ready[node.inputs[i]]);
+    const int b = t / 2 + 1;
+    s_.block_of[id] = b;
+    s_.ready[id] = 2 * b;
+    add_job(b, MlpJob{id, node.inputs, reads, false});
+    s_.why[id] = "an MLP, blocks." + std::to_string(b - 1) + ".mlp (the rank of its value's count, from " +
+                 std::to_string(node.inputs.size() - 1) + " shares): its inputs are ready after " + describe_time(t);
   }
 
   // The numeric reads that are selector widths' scratch values are all in one block (a scratch

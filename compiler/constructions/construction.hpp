@@ -22,6 +22,7 @@ using Functional = std::vector<std::pair<int, double>>;
 enum class ConstructionKind : uint8_t {
   WidthStep,  // `indices < selector_width(s)` or its negation, a bool: one head, one MLP step
   WidthPart,  // one part of a width split over disjoint selectors: a count, read with the others
+  CountRank,  // where a value's count ranks among the counts of all values: one MLP over their means
 };
 
 class Construction : public ConstructionNode {
@@ -76,6 +77,20 @@ class WidthPart final : public Construction {
   std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const override;
 };
 
+// The rank of the count of x's value at each position among the counts of every value x can take,
+// #{b : count(b) < count(x_i)} (count_rank.cpp: its recognition, the rewrite count_ranks, and its
+// MLP): inputs = {x, share_1, ..., share_m}, share_j the mean of `x == values[j]` over every
+// position. Two positions' counts compare as their ranks do, and the rank has m values where the
+// count has n + 1.
+class CountRank final : public Construction {
+ public:
+  explicit CountRank(std::vector<Value> counted) : Construction(ConstructionKind::CountRank), values(std::move(counted)) {}
+  const std::vector<Value> values;  // x's values, in the order of the shares
+  const char* kind_name() const override { return "count_rank"; }
+  std::string key() const override;
+  std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const override;
+};
+
 // A head that counts the keys its selector selects through BOS's weight: a selector_width, a width
 // step or a width part (their MLPs read the count off the scratch dimension the head writes).
 inline bool counts_keys(const Node& node) {
@@ -85,6 +100,7 @@ inline bool counts_keys(const Node& node) {
   switch (c->kind) {
     case ConstructionKind::WidthStep:
     case ConstructionKind::WidthPart: return true;
+    case ConstructionKind::CountRank: return false;
   }
   return false;
 }

@@ -9,6 +9,7 @@
 
 #include "compiler/compile.hpp"
 #include "compiler/ir.hpp"
+#include "compiler/pipeline.hpp"
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
 #include "language/program_file.hpp"
@@ -16,6 +17,22 @@
 #include "support/diagnostics.hpp"
 
 namespace raspc::testing {
+
+// The program after the pipeline's row `previous` and after its later row `pass` (the rewrite a
+// test compares with the program it was given).
+struct PassRewrite {
+  Program before, after;
+};
+inline PassRewrite rewritten_by(const Program& source, const CompileOptions& o, const std::string& previous,
+                                const std::string& pass) {
+  PassRewrite r;
+  compiler::CompileState before(source, o), after(source, o);
+  compiler::run_passes(before, previous);
+  compiler::run_passes(after, pass);
+  r.before = before.program;
+  r.after = after.program;
+  return r;
+}
 
 inline std::string program_path(const std::string& name) {
   return std::string(RASPC_SOURCE_DIR) + "/programs/" + name + ".rasp";

@@ -16,18 +16,9 @@ using namespace raspc::testing;
 
 namespace {
 
-// The program as compile_program hands it to count_sorts, and what count_sorts makes of it.
-struct Rewrite {
-  Program before, after;
-};
+using Rewrite = PassRewrite;
 Rewrite count_sorts_of(const Program& source, const CompileOptions& o) {
-  Rewrite r;
-  compiler::CompileState before(source, o), after(source, o);
-  compiler::run_passes(before, "width_steps");
-  compiler::run_passes(after, "count_sorts");
-  r.before = before.program;
-  r.after = after.program;
-  return r;
+  return rewritten_by(source, o, "width_steps", "count_sorts");
 }
 
 // Runs the program before and after count_sorts on every input up to `length`, checking that they

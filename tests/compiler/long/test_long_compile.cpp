@@ -202,7 +202,6 @@ void check_at_length(const std::string& name, Mode mode, int max_len, int first,
 // verification's forward: each at the longest of 64, 256 and 1,024 it compiles at within the budget.
 #define RASPC_LARGE_MODEL_CASE(program, ...) RASPC_NAMED_LARGE_MODEL_CASE(program, program, __VA_ARGS__)
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "count_less_freq", Mode::Bidirectional, 1024)
-RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "double_hist", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "shuffle_dyck", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "most_freq", Mode::Bidirectional, 256)
 // A stable sort's target read along one line through its split width's parts, at the longest
@@ -232,6 +231,9 @@ RASPC_LONG_CONTEXT_UP_TO_1024("sort", Mode::Bidirectional)
 // sort_unique is a counting sort too from max length 36 (84,348 parameters at 1,024, 53M as Tracr's
 // construction): each run's first slot its key, the others the default (count_sorts.cpp).
 RASPC_LONG_CONTEXT_UP_TO_1024("sort_unique", Mode::Bidirectional)
+// double_hist compares its counts' ranks from max length 20 (count_rank.cpp): 600,224 parameters at
+// 1,024, 54.9M as the counts' one-hots.
+RASPC_LONG_CONTEXT_UP_TO_1024("double_hist", Mode::Bidirectional)
 #define RASPC_STABLE_PARTITION_CASE(max_len, first, last)                                                          \
   TEST_CASE("stable partition at max length " #max_len ": 1000 random inputs of each length " #first " to " #last) { \
     check_at_length("stable partition", stable_partition(), digits_1_to_4(), Mode::Bidirectional, max_len, first,  \
