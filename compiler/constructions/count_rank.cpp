@@ -9,10 +9,10 @@
 // counts), so `h_k op h_q` holds exactly where `r(x_k) op r(x_q)` does, for every op. The rank has m
 // values whatever n is.
 //
-// The model: one head takes the mean of each `x == b` over every position, the share
-// s_b = C_b / n (one head: merge_means puts means over one selector together); an MLP sums, for the
-// position's own value a, the steps [s_a - s_b > 0] over the other values b; another MLP writes
-// the rank's one-hot for the selector's head. The shares of one input share one denominator n, so
+// The model: m heads take the mean of each `x == b` over every position, the share s_b = C_b / n
+// (a head each, scoring every key alike); an MLP sums, for the position's own value a, the steps
+// [s_a - s_b > 0] over the other values b; another MLP writes the rank's one-hot for the selector's
+// head. The shares of one input share one denominator n, so
 // s_a - s_b is 0 or at least 1/n >= 1/max_len away from it: a step at 1/(2 max_len) with the
 // lookups' margins (lower_mlp.cpp), gated on x == a, is exact at every length. 2m(m - 1) units.
 //
