@@ -38,7 +38,7 @@ std::string one_line(const std::string& source) {
   return text;
 }
 
-std::string detail_of(const Node& n) { return n.kind == NodeKind::Construction ? n.construction->detail() : ""; }
+std::string detail_of(const Node& n) { return n.kind == NodeKind::Construction ? n.construction->detail() : n.detail; }
 
 }  // namespace
 

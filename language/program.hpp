@@ -95,6 +95,9 @@ struct Node {
   // The first name a user's `def` assigned it to inside its body, for labels where `name` is empty
   // (such names are not the program's: a def called twice names two nodes alike).
   std::string local_name;
+  // A node a compiler rewrite made from `span`'s expression: what names add to that expression to
+  // tell it apart ("share of a"). A construction node's is its construction's detail().
+  std::string detail;
   Encoding annotation = Encoding::Unspecified;  // set by categorical() / numerical()
 
   std::vector<NodeId> inputs;

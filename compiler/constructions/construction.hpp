@@ -88,6 +88,7 @@ class CountRank final : public Construction {
   const std::vector<Value> values;  // x's values, in the order of the shares
   const char* kind_name() const override { return "count_rank"; }
   std::string key() const override;
+  std::string detail() const override { return "its count's rank, summed"; }
   std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const override;
 };
 

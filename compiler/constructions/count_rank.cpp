@@ -129,6 +129,7 @@ bool count_ranks(Program& program, const Inference& inference, const CompileOpti
       const NodeId indicator = make(NodeKind::Elementwise, {is_value}, "");
       out.nodes[size_t(indicator)].op = ElementOp::Indicator;
       const NodeId share = make(NodeKind::Aggregate, {every, indicator}, named("_share_" + std::to_string(j + 1)));
+      out.nodes[size_t(share)].detail = "share of " + to_display(values[j]);
       out.nodes[size_t(share)].annotation = Encoding::Numerical;
       out.nodes[size_t(share)].default_value = Value::of_int(0);
       rank_inputs.push_back(share);
@@ -142,6 +143,7 @@ bool count_ranks(Program& program, const Inference& inference, const CompileOpti
     const NodeId read = make(NodeKind::Elementwise, {counted}, named("_rank"));
     out.nodes[size_t(read)].op = ElementOp::Pos;
     out.nodes[size_t(read)].annotation = Encoding::Categorical;
+    out.nodes[size_t(read)].detail = "its count's rank";
     node.inputs = {read, read};
     return NodeId(-1);
   });

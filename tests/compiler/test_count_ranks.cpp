@@ -41,6 +41,16 @@ TEST_CASE("count_ranks: a selector comparing one categorical s-op's counts, from
     INFO(name);
     CHECK(std::any_of(named.after.nodes.begin(), named.after.nodes.end(), [&](const Node& n) { return n.name == name; }));
   }
+  // What a trace or a picture shows for them: hist's expression, and what each is of it.
+  std::vector<std::string> shown;
+  for (NodeId id = 0; id < NodeId(named.after.nodes.size()); ++id)
+    if (named.after.node(id).name.rfind("hist_", 0) == 0) shown.push_back(named.after.shown_name(id));
+  CHECK(shown == std::vector<std::string>{"selector_width(same_token), share of a",
+                                          "selector_width(same_token), share of b",
+                                          "selector_width(same_token), share of c",
+                                          "selector_width(same_token), share of d",
+                                          "selector_width(same_token), its count's rank, summed",
+                                          "selector_width(same_token), its count's rank"});
   // 4 values: from max length 20; 2 values: from 16.
   o.max_len = 19;
   CHECK(ranks(count_ranks_of(load_program("double_hist").program, o).after) == 0);
