@@ -5,6 +5,7 @@
 #include "language/interpret.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -338,18 +339,14 @@ void Interpreter::evaluate_aggregate(const Node& node, std::vector<Value>& out, 
   out.resize(size_t(n));
   for (int q = 0; q < n; ++q) {
     const uint8_t* row = matrix.data() + size_t(q) * size_t(n);
+    // A row's bytes are 0 or 1: counted by a loop the compiler vectorises (a branch a key was
+    // 8% of verifying sort at 64), and where one key is selected, found after.
     int selected = 0;
-    int last = -1;
-    for (int k = 0; k < n; ++k) {
-      if (row[k]) {
-        ++selected;
-        last = k;
-      }
-    }
+    for (int k = 0; k < n; ++k) selected += row[k];
     if (selected == 0)
       out[size_t(q)] = node.default_value;
     else if (selected == 1)
-      out[size_t(q)] = values[size_t(last)];
+      out[size_t(q)] = values[size_t(static_cast<const uint8_t*>(std::memchr(row, 1, size_t(n))) - row)];
     else
       out[size_t(q)] = mean_of_selected(node, row, values, n, selected, q);
   }
