@@ -84,7 +84,8 @@ class WidthPart final : public Construction {
 // count has n + 1.
 class CountRank final : public Construction {
  public:
-  explicit CountRank(std::vector<Value> counted) : Construction(ConstructionKind::CountRank), values(std::move(counted)) {}
+  explicit CountRank(std::vector<Value> counted)
+      : Construction(ConstructionKind::CountRank), values(std::move(counted)) {}
   const std::vector<Value> values;  // x's values, in the order of the shares
   const char* kind_name() const override { return "count_rank"; }
   std::string key() const override;

@@ -35,11 +35,13 @@ TEST_CASE("count_ranks: a selector comparing one categorical s-op's counts, from
   const std::vector<Value> abcd = parse_vocabulary("abcd");
   CompileOptions o = test_options(abcd, 20, Mode::Bidirectional);
   CHECK(ranks(count_ranks_of(load_program("double_hist").program, o).after) == 1);
-  for (const char* op : {"==", "<", ">=", "!="}) CHECK(ranks(count_ranks_of(program_from_text(counts_compared("tokens", op)), o).after) == 1);
+  for (const char* op : {"==", "<", ">=", "!="})
+    CHECK(ranks(count_ranks_of(program_from_text(counts_compared("tokens", op)), o).after) == 1);
   const PassRewrite named = count_ranks_of(load_program("double_hist").program, o);
   for (const char* name : {"hist_share_1", "hist_share_4", "hist_count_rank", "hist_rank"}) {
     INFO(name);
-    CHECK(std::any_of(named.after.nodes.begin(), named.after.nodes.end(), [&](const Node& n) { return n.name == name; }));
+    CHECK(std::any_of(named.after.nodes.begin(), named.after.nodes.end(),
+                      [&](const Node& n) { return n.name == name; }));
   }
   // What a trace or a picture shows for them: hist's expression, and what each is of it.
   std::vector<std::string> shown;
@@ -81,7 +83,8 @@ TEST_CASE("count_ranks: the rewritten program computes what the source does, on 
     const PassRewrite r = count_ranks_of(source, o);
     REQUIRE(ranks(r.after) == 1);
     Interpreter before(r.before, o.mode), after(r.after, o.mode);
-    CHECK(for_every_input(abcd, 6, [&](const std::vector<Value>& input) { CHECK(after.run(input) == before.run(input)); }) ==
+    CHECK(for_every_input(abcd, 6,
+                          [&](const std::vector<Value>& input) { CHECK(after.run(input) == before.run(input)); }) ==
           4 + 16 + 64 + 256 + 1024 + 4096);
   }
 }

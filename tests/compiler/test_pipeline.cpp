@@ -96,7 +96,8 @@ TEST_CASE("pipeline: a rewrite says whether it changed the program") {
   const std::vector<Value> abcd = parse_vocabulary("abcd");
   for (const char* text : {"indices < selector_width(select(tokens, tokens, ==));",
                            "selector_width(not (select(tokens, tokens, ==) and select(indices, indices, ==)));",
-                           "tokens;", "hist = selector_width(select(tokens, tokens, ==));\nselector_width(select(hist, hist, ==));"})
+                           "tokens;",
+                           "hist = selector_width(select(tokens, tokens, ==));\nselector_width(select(hist, hist, ==));"})
     programs.emplace_back(text, program_from_text(text));
   std::map<std::string, int> changes;
   for (const auto& [name, program] : programs) {
