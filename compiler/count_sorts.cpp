@@ -177,25 +177,7 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
     if (!plans[size_t(id)]) return NodeId(-1);
     const CountingSort& plan = *plans[size_t(id)];
     const std::string name = program.label(id);
-    auto constant = [&](const Value& v) {
-      Node c;
-      c.kind = NodeKind::Constant;
-      c.span = node.span;
-      c.constant = v;
-      return push_node(out, std::move(c));
-    };
-    auto make = [&](NodeKind kind, std::vector<NodeId> inputs) {
-      Node made;
-      made.kind = kind;
-      made.span = node.span;
-      made.inputs = std::move(inputs);
-      return push_node(out, std::move(made));
-    };
-    auto map = [&](ElementOp op, std::vector<NodeId> inputs) {
-      const NodeId id = make(NodeKind::Elementwise, std::move(inputs));
-      out.nodes[size_t(id)].op = op;
-      return id;
-    };
+    const NodeMaker maker{out, node.span};
     // below[j]: `indices < c_j`, c_j the number of keys <= keys[j] (constructions/width_step.cpp makes each
     // one head and one step).
     std::vector<NodeId> below;
@@ -204,7 +186,7 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
       at_most.kind = NodeKind::Select;
       at_most.span = node.span;
       at_most.comparison = Comparison::Le;
-      at_most.inputs = {remap[size_t(plan.key)], constant(plan.keys[j])};
+      at_most.inputs = {remap[size_t(plan.key)], maker.constant(plan.keys[j])};
       const NodeId selector = push_node(out, std::move(at_most));
       Node count;
       count.kind = NodeKind::SelectorWidth;
@@ -223,9 +205,9 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
     }
     // written[j] if below[j] else (... else written[m-1]), built from the last key up.
     auto decision_list = [&](const std::vector<Value>& written) {
-      NodeId chain = constant(written.back());
+      NodeId chain = maker.constant(written.back());
       for (size_t j = below.size(); j-- > 0;)
-        chain = map(ElementOp::IfElse, {constant(written[j]), below[j], chain});
+        chain = maker.map(ElementOp::IfElse, {maker.constant(written[j]), below[j], chain});
       return chain;
     };
     NodeId chain = -1;
@@ -239,31 +221,31 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
       const NodeId rank = decision_list(ranks);
       out.nodes[size_t(rank)].name = name + "_rank";
       const NodeId earlier =
-          map(ElementOp::Sub, {remap[size_t(plan.indices)], constant(Value::of_int(1))});
+          maker.map(ElementOp::Sub, {remap[size_t(plan.indices)], maker.constant(Value::of_int(1))});
       out.nodes[size_t(earlier)].name = name + "_position_before";
-      const NodeId just_before = make(NodeKind::Select, {remap[size_t(plan.indices)], earlier});
+      const NodeId just_before = maker.make(NodeKind::Select, {remap[size_t(plan.indices)], earlier});
       out.nodes[size_t(just_before)].comparison = Comparison::Eq;
       out.nodes[size_t(just_before)].name = name + "_one_back";
-      const NodeId rank_before = make(NodeKind::Aggregate, {just_before, rank});
+      const NodeId rank_before = maker.make(NodeKind::Aggregate, {just_before, rank});
       out.nodes[size_t(rank_before)].default_value = Value::of_int(0);
       out.nodes[size_t(rank_before)].name = name + "_rank_before";
       // The rank at i itself, copied by a head beside the one that reads i - 1: the output's
       // lookup then reads two one-hots of m and m + 1 values, where read through the steps it
       // would enumerate 2^(m-1) (m + 1) combinations (1,152 units at m = 8).
-      const NodeId here = make(NodeKind::Select, {remap[size_t(plan.indices)], remap[size_t(plan.indices)]});
+      const NodeId here = maker.make(NodeKind::Select, {remap[size_t(plan.indices)], remap[size_t(plan.indices)]});
       out.nodes[size_t(here)].comparison = Comparison::Eq;
       out.nodes[size_t(here)].name = name + "_same_position";
-      const NodeId rank_here = make(NodeKind::Aggregate, {here, rank});
+      const NodeId rank_here = maker.make(NodeKind::Aggregate, {here, rank});
       out.nodes[size_t(rank_here)].name = name + "_rank_here";
-      const NodeId same = map(ElementOp::Eq, {rank_here, rank_before});
+      const NodeId same = maker.map(ElementOp::Eq, {rank_here, rank_before});
       out.nodes[size_t(same)].name = name + "_same_run";
-      const NodeId first = map(ElementOp::Not, {same});
+      const NodeId first = maker.map(ElementOp::Not, {same});
       out.nodes[size_t(first)].name = name + "_first_of_run";
-      const NodeId value = map(ElementOp::LookupTable, {rank_here});
+      const NodeId value = maker.map(ElementOp::LookupTable, {rank_here});
       out.nodes[size_t(value)].name = name + "_run_value";
       out.nodes[size_t(value)].table_keys = ranks;
       out.nodes[size_t(value)].table_values = plan.written;
-      chain = map(ElementOp::IfElse, {value, first, constant(node.default_value)});
+      chain = maker.map(ElementOp::IfElse, {value, first, maker.constant(node.default_value)});
     }
     out.nodes[size_t(chain)].name = node.name;
     out.nodes[size_t(chain)].annotation = node.annotation;

@@ -237,6 +237,30 @@ inline NodeId push_node(Program& program, Node node) {
   program.nodes.push_back(std::move(node));
   return NodeId(program.nodes.size() - 1);
 }
+// Appends the nodes a rewrite makes in place of one node of the source, each with that node's span
+// (messages and shown names point there) and the name given (none by default).
+struct NodeMaker {
+  Program& out;
+  Span span;
+  NodeId make(NodeKind kind, std::vector<NodeId> inputs, std::string name = "") const {
+    Node made;
+    made.kind = kind;
+    made.span = span;
+    made.name = std::move(name);
+    made.inputs = std::move(inputs);
+    return push_node(out, std::move(made));
+  }
+  NodeId constant(const Value& v) const {
+    const NodeId c = make(NodeKind::Constant, {});
+    out.nodes[size_t(c)].constant = v;
+    return c;
+  }
+  NodeId map(ElementOp op, std::vector<NodeId> inputs, std::string name = "") const {
+    const NodeId m = make(NodeKind::Elementwise, std::move(inputs), std::move(name));
+    out.nodes[size_t(m)].op = op;
+    return m;
+  }
+};
 // For causal programs, before simplify: `select(indices, indices, <=)`, every key a causal query
 // sees, becomes `select(1, 1, ==)`, which reads no s-op (causal_prefixes.cpp).
 bool causal_prefixes(Program& program);

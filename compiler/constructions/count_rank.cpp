@@ -106,29 +106,16 @@ bool count_ranks(Program& program, const Inference& inference, const CompileOpti
     // them to its source, which is where they show.
     const std::string name = program.node(width).name;
     auto named = [&](const std::string& suffix) { return name.empty() ? std::string() : name + suffix; };
-    auto make = [&](NodeKind kind, std::vector<NodeId> inputs, std::string label) {
-      Node made;
-      made.kind = kind;
-      made.span = where;
-      made.name = std::move(label);
-      made.inputs = std::move(inputs);
-      return push_node(out, std::move(made));
-    };
-    auto constant = [&](const Value& v) {
-      const NodeId c = make(NodeKind::Constant, {}, "");
-      out.nodes[size_t(c)].constant = v;
-      return c;
-    };
-    const NodeId one = constant(Value::of_int(1));
-    const NodeId every = make(NodeKind::Select, {one, one}, "");  // full_s
+    const NodeMaker maker{out, where};
+    const NodeId one = maker.constant(Value::of_int(1));
+    const NodeId every = maker.make(NodeKind::Select, {one, one});  // full_s
     const std::vector<Value>& values = inference.info[size_t(source[size_t(id)])].values;
     std::vector<NodeId> rank_inputs{x};
     for (size_t j = 0; j < values.size(); ++j) {
-      const NodeId is_value = make(NodeKind::Elementwise, {x, constant(values[j])}, "");
-      out.nodes[size_t(is_value)].op = ElementOp::Eq;
-      const NodeId indicator = make(NodeKind::Elementwise, {is_value}, "");
-      out.nodes[size_t(indicator)].op = ElementOp::Indicator;
-      const NodeId share = make(NodeKind::Aggregate, {every, indicator}, named("_share_" + std::to_string(j + 1)));
+      const NodeId is_value = maker.map(ElementOp::Eq, {x, maker.constant(values[j])});
+      const NodeId indicator = maker.map(ElementOp::Indicator, {is_value});
+      const NodeId share =
+          maker.make(NodeKind::Aggregate, {every, indicator}, named("_share_" + std::to_string(j + 1)));
       out.nodes[size_t(share)].detail = "share of " + to_display(values[j]);
       out.nodes[size_t(share)].annotation = Encoding::Numerical;
       out.nodes[size_t(share)].default_value = Value::of_int(0);
@@ -140,8 +127,7 @@ bool count_ranks(Program& program, const Inference& inference, const CompileOpti
     rank.inputs = std::move(rank_inputs);
     const NodeId counted = push_node(out, std::move(rank));
     // The selector's head reads a one-hot: the rank's, written by a lookup of its own.
-    const NodeId read = make(NodeKind::Elementwise, {counted}, named("_rank"));
-    out.nodes[size_t(read)].op = ElementOp::Pos;
+    const NodeId read = maker.map(ElementOp::Pos, {counted}, named("_rank"));
     out.nodes[size_t(read)].annotation = Encoding::Categorical;
     out.nodes[size_t(read)].detail = "its count's rank";
     node.inputs = {read, read};
