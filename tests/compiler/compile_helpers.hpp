@@ -2,6 +2,8 @@
 // exhaustive-then-sampled verification.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -9,9 +11,11 @@
 
 #include "compiler/compile.hpp"
 #include "compiler/ir.hpp"
+#include "compiler/constructions/construction.hpp"
 #include "compiler/pipeline.hpp"
 #include "language/evaluate.hpp"
 #include "language/input.hpp"
+#include "language/interpret.hpp"
 #include "language/program_file.hpp"
 #include "runtime/model_output.hpp"
 #include "support/diagnostics.hpp"
@@ -153,6 +157,20 @@ inline size_t for_every_input(const std::vector<Value>& vocab, int max_len,
     }
   }
   return inputs;
+}
+
+// Runs the program before and after a rewrite on every input up to `length`, checking that they
+// agree; returns how many inputs it ran.
+inline size_t agree_on_every_input(const PassRewrite& r, Mode mode, const std::vector<Value>& vocab, int length) {
+  Interpreter source(r.before, mode), rewritten(r.after, mode);
+  return for_every_input(vocab, length,
+                         [&](const std::vector<Value>& input) { CHECK(rewritten.run(input) == source.run(input)); });
+}
+
+// How many nodes of a program are the construction `kind`.
+inline int count_kind(const Program& p, compiler::ConstructionKind kind) {
+  return int(std::count_if(p.nodes.begin(), p.nodes.end(),
+                           [&](const Node& n) { return compiler::is_construction(n, kind); }));
 }
 
 // Whether one of the model's residual dimensions has a label starting with `prefix`.

@@ -28,11 +28,6 @@ std::vector<std::vector<Value>> every_input(const std::vector<Value>& vocab, int
   return all;
 }
 
-int count_kind(const Program& p, compiler::ConstructionKind kind) {
-  return int(std::count_if(p.nodes.begin(), p.nodes.end(),
-                           [&](const Node& n) { return compiler::is_construction(n, kind); }));
-}
-
 }  // namespace
 
 TEST_CASE("constructions: a width step and the width it compares stay two nodes") {

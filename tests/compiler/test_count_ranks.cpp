@@ -6,7 +6,6 @@
 #include "compile_helpers.hpp"
 #include "compiler/ir.hpp"
 #include "compiler/pipeline.hpp"
-#include "language/interpret.hpp"
 #include "runtime/model_output.hpp"
 
 using namespace raspc;
@@ -18,11 +17,7 @@ PassRewrite count_ranks_of(const Program& source, const CompileOptions& o) {
   return rewritten_by(source, o, "count_sorts", "count_ranks");
 }
 
-int ranks(const Program& p) {
-  return int(std::count_if(p.nodes.begin(), p.nodes.end(), [](const Node& n) {
-    return compiler::is_construction(n, compiler::ConstructionKind::CountRank);
-  }));
-}
+int ranks(const Program& p) { return count_kind(p, compiler::ConstructionKind::CountRank); }
 
 // The selector of counts `compared`, read by a width (double_hist's shape, the comparison `op`).
 std::string counts_compared(const std::string& x, const std::string& op) {
@@ -82,10 +77,7 @@ TEST_CASE("count_ranks: the rewritten program computes what the source does, on 
                                 program_from_text(counts_compared("tokens > \"b\"", ">="))}) {
     const PassRewrite r = count_ranks_of(source, o);
     REQUIRE(ranks(r.after) == 1);
-    Interpreter before(r.before, o.mode), after(r.after, o.mode);
-    CHECK(for_every_input(abcd, 6,
-                          [&](const std::vector<Value>& input) { CHECK(after.run(input) == before.run(input)); }) ==
-          4 + 16 + 64 + 256 + 1024 + 4096);
+    CHECK(agree_on_every_input(r, o.mode, abcd, 6) == 4 + 16 + 64 + 256 + 1024 + 4096);
   }
 }
 

@@ -8,7 +8,6 @@
 #include "compile_helpers.hpp"
 #include "compiler/ir.hpp"
 #include "compiler/pipeline.hpp"
-#include "language/interpret.hpp"
 #include "runtime/model_output.hpp"
 
 using namespace raspc;
@@ -21,19 +20,7 @@ Rewrite count_sorts_of(const Program& source, const CompileOptions& o) {
   return rewritten_by(source, o, "width_steps", "count_sorts");
 }
 
-// Runs the program before and after count_sorts on every input up to `length`, checking that they
-// agree; returns how many inputs it ran.
-size_t agree_on_every_input(const Rewrite& r, Mode mode, const std::vector<Value>& vocab, int length) {
-  Interpreter source(r.before, mode), rewritten(r.after, mode);
-  return for_every_input(vocab, length,
-                         [&](const std::vector<Value>& input) { CHECK(rewritten.run(input) == source.run(input)); });
-}
-
-int counting_steps(const Program& p) {
-  return int(std::count_if(p.nodes.begin(), p.nodes.end(), [](const Node& n) {
-    return compiler::is_construction(n, compiler::ConstructionKind::WidthStep);
-  }));
-}
+int counting_steps(const Program& p) { return count_kind(p, compiler::ConstructionKind::WidthStep); }
 
 }  // namespace
 
