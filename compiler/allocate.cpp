@@ -66,7 +66,7 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   bool log_position = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id)
     log_position = log_position || (inference.info[size_t(id)].needed &&
-                                   is_construction(program.node(id), ConstructionKind::WidthStep));
+                                   is_construction(program.node(id), WidthHeadKind::WidthStep));
   if (log_position) {
     for (const char* part : {"position.ln", "position.-ln", "position.y", "position.-y"})
       a.log_position.push_back(add(part));

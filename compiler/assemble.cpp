@@ -227,8 +227,8 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     // A width's scratch holds 1/(w+1) for the w keys selected besides BOS (a split width's part
     // w/(w+Z)), and 0 once erased; a width step holds BOS's weight (i + 1/2)/(i + 1/2 + w), too
     // many values to list.
-    if (scratch && is_construction(program.node(id), ConstructionKind::WidthStep)) values.push_back("0");
-    else if (scratch && is_construction(program.node(id), ConstructionKind::WidthPart))
+    if (scratch && is_construction(program.node(id), WidthHeadKind::WidthStep)) values.push_back("0");
+    else if (scratch && is_construction(program.node(id), WidthHeadKind::WidthPart))
       for (int w = 0, z = int(width_bos_weight(program.node(id), max_len)); w <= max_len; ++w)
         values.push_back(w == 0 ? "0" : std::to_string(w) + "/" + std::to_string(z + w));
     else if (scratch)
@@ -265,12 +265,11 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
   // distances).
   auto construction = [&](NodeId id) -> const char* {
     const Node& node = program.node(id);
-    if (const Construction* c = construction_of(node)) {
+    if (const WidthHead* c = width_head_of(node)) {
       switch (c->kind) {
-        case ConstructionKind::WidthStep:
+        case WidthHeadKind::WidthStep:
           return static_cast<const WidthStep*>(c)->step_of_sort.empty() ? "width_step" : "counting_sort_step";
-        case ConstructionKind::WidthPart: return "width_part";
-        case ConstructionKind::CountRank: break;  // an MLP's, never a head's
+        case WidthHeadKind::WidthPart: return "width_part";
       }
     }
     if (inference.numbers.of(id) == NumberRole::LastIndex) return "length";

@@ -255,7 +255,7 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
   width_steps(program);
   for (Node& node : program.nodes) {
     auto it = steps.find(node.name);
-    if (it != steps.end() && is_construction(node, ConstructionKind::WidthStep))
+    if (it != steps.end() && is_construction(node, WidthHeadKind::WidthStep))
       node.construction = std::make_shared<WidthStep>(
           static_cast<const WidthStep&>(*node.construction).index_at_least, it->second);
   }

@@ -91,8 +91,8 @@ std::string dump_schedule(const Program& program, const Schedule& schedule) {
       for (size_t i = 0; i < job.inputs.size(); ++i) {
         out << (i ? ", " : "") << program.label(job.inputs[i]);
         if (job.reads[i] == ReadKind::Scratch)
-          out << (is_construction(program.node(job.inputs[i]), ConstructionKind::WidthStep)   ? " as BOS's weight"
-                  : is_construction(program.node(job.inputs[i]), ConstructionKind::WidthPart) ? " as w/(w+Z)"
+          out << (is_construction(program.node(job.inputs[i]), WidthHeadKind::WidthStep)   ? " as BOS's weight"
+                  : is_construction(program.node(job.inputs[i]), WidthHeadKind::WidthPart) ? " as w/(w+Z)"
                                                                                               : " as 1/(w+1)");
         if (job.reads[i] == ReadKind::Numeric) out << " numeric";
       }

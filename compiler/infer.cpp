@@ -139,7 +139,7 @@ class Inferrer {
     std::map<int, size_t> group_of;
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
       const Node& node = program_.node(id);
-      if (!info(id).needed || !is_construction(node, ConstructionKind::WidthPart)) continue;
+      if (!info(id).needed || !is_construction(node, WidthHeadKind::WidthPart)) continue;
       const int whole = static_cast<const WidthPart&>(*node.construction).part_of;
       auto [it, fresh] = group_of.emplace(whole, result_.disjoint_widths.size());
       if (fresh) {
@@ -270,8 +270,13 @@ class Inferrer {
       case NodeKind::Aggregate: infer_aggregate(id); break;
       case NodeKind::SelectorWidth: infer_width(id); break;
       case NodeKind::Construction:
-        switch (construction_of(node)->kind) {
-          case ConstructionKind::WidthStep:
+        if (const MlpConstruction* c = mlp_construction_of(node)) {
+          c->infer(out);
+          set_bounds(out);
+          break;
+        }
+        switch (width_head_of(node)->kind) {
+          case WidthHeadKind::WidthStep:
             out.values = {Value::of_bool(false), Value::of_bool(true)};
             out.encoding = Encoding::Categorical;
             out.why = std::string(static_cast<const WidthStep&>(*node.construction).index_at_least
@@ -280,16 +285,7 @@ class Inferrer {
                       ", one head and one step at any length: BOS, scoring ln(i + 1/2) above the keys, holds less "
                       "than half the attention exactly where the width exceeds the index";
             break;
-          case ConstructionKind::WidthPart: infer_width(id); break;
-          case ConstructionKind::CountRank: {
-            const size_t m = static_cast<const CountRank&>(*node.construction).values.size();
-            for (size_t r = 0; r < m; ++r) out.values.push_back(Value::of_int(int64_t(r)));
-            out.encoding = Encoding::Numerical;
-            out.why = "the rank of its value's count among the counts of " + std::to_string(m) +
-                      " values, 0.." + std::to_string(m - 1) + ": an MLP over their shares (the means of each value)";
-            set_bounds(out);
-            break;
-          }
+          case WidthHeadKind::WidthPart: infer_width(id); break;
         }
         break;
       case NodeKind::Select: infer_select(id); break;
@@ -328,7 +324,7 @@ class Inferrer {
       if (possible[size_t(i)]) out.values.push_back(Value::of_int(i));
     out.encoding = Encoding::Categorical;
     out.why = "selector_width: categorical 0.." + std::to_string(n) + ", read from BOS's attention weight 1/(w+1)";
-    if (is_construction(node, ConstructionKind::WidthPart))
+    if (is_construction(node, WidthHeadKind::WidthPart))
       out.why = "selector_width: categorical 0.." + std::to_string(n) +
                 ", a part of a split width, read from its keys' attention weight w/(w+Z), BOS weighing as Z = " +
                 std::to_string(int64_t(width_bos_weight(node, n))) + " of them";

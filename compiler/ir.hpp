@@ -367,11 +367,6 @@ NodeId folded_map_source(const Program& program, const Inference& inference, Nod
 // (count_sorts.cpp), its comparisons width steps; Tracr's unique sort of number values likewise, its
 // runs' first slots found by a shift by one. Bidirectional only. Unchanged when nothing applies.
 bool count_sorts(Program& program, const Inference& inference, const CompileOptions& options);
-// `select(h, h, op)` where h counts, at each position, the positions holding its value of a
-// categorical x of at most 16 values (`selector_width(select(x, x, ==))`) compares the counts' ranks
-// among the counts of x's values instead, a CountRank node (constructions/count_rank.cpp): m values
-// where h has n + 1. Bidirectional only. Unchanged when nothing applies.
-bool count_ranks(Program& program, const Inference& inference, const CompileOptions& options);
 // `indices < selector_width(s)` (and `w > indices`, and the negations `>=`, `<=`) becomes a
 // WidthStep node (constructions/construction.hpp): one head and one MLP step at any length
 // (constructions/width_step.cpp). Before inference. Unchanged when nothing applies.

@@ -251,7 +251,7 @@ HeadScores head_scores(const LowerContext& ctx, NodeId id) {
   // BOS as a key: exactly B for every query; for a split width's part ln Z more, so that it weighs
   // as Z selected keys (scratch_level; Z is 1, ln Z 0, for every other head).
   double B = (counts_keys(node) ? m * G : (m - 0.5) * G) + std::log(width_bos_weight(node, ctx.options.max_len));
-  if (is_construction(node, ConstructionKind::WidthStep))
+  if (is_construction(node, WidthHeadKind::WidthStep))
     return {terms, static_cast<const WidthStep&>(*node.construction).bos_score(ctx, B), {}};
   return {terms, ctx.unit(one, B), {}};
 }
@@ -353,7 +353,7 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
       }
     } else if (width) {
       // BOS's weight, or (a split width's part) the selected keys' (scratch_level).
-      const bool selected_weight = is_construction(node, ConstructionKind::WidthPart);
+      const bool selected_weight = is_construction(node, WidthHeadKind::WidthPart);
       values.push_back(selected_weight ? every_token_but_bos(ctx) : Functional{});
       bos_target.push_back(selected_weight ? 0.0 : 1.0);
       out_dims.push_back(ctx.allocation.scratch.at(id));

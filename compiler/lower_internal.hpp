@@ -111,18 +111,6 @@ void write_number_output(const LowerContext& ctx, Lowered& out);
 // (everything else nominal): lower_mlp.cpp.
 double read_scale(const LowerContext& ctx, std::initializer_list<double> scratch, double sum, double square,
                   double gain);
-// An MLP unit a construction builds itself: GELU(in . ln_2(x) + bias), written into the residual
-// dimensions of `out` times the weights there.
-struct MlpUnit {
-  Functional in;
-  double bias = 0;
-  std::map<int, double> out;
-  std::string label;
-};
-// The units of a count rank's MLP (constructions/count_rank.cpp); `sum`, `square` and `gain` as
-// lower_mlp's, and min_margin lowered to the smallest distance of a pre-activation from 0.
-std::vector<MlpUnit> count_rank_units(const LowerContext& ctx, NodeId rank, double sum, double square, double gain,
-                                      double& min_margin);
 
 // Heads of one block; `bos_in` is the BOS position's residual entering the block and `gain` ln_1's.
 std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<NodeId>& heads,

@@ -489,7 +489,7 @@ void lower_projected(const LowerContext& ctx, const GroupTarget& target, const M
 // The values a selector width's scratch dimension holds, by the width's value: scratch_level; a
 // width step's, its own (constructions/width_step.cpp).
 std::vector<std::pair<Value, double>> scratch_levels(const LowerContext& ctx, NodeId width) {
-  if (is_construction(ctx.program.node(width), ConstructionKind::WidthStep))
+  if (is_construction(ctx.program.node(width), WidthHeadKind::WidthStep))
     return static_cast<const WidthStep&>(*ctx.program.node(width).construction).scratch_levels(ctx.options.max_len);
   std::vector<std::pair<Value, double>> levels;
   for (const Value& v : ctx.info(width).values)
@@ -522,8 +522,8 @@ void lower_group(const LowerContext& ctx, const std::vector<const MlpJob*>& jobs
   const Span& where = ctx.program.node(first.node).span;
 
   if (first.projected()) return lower_projected(ctx, target, first, sum, square, gain, builder);
-  if (is_construction(ctx.program.node(first.node), ConstructionKind::CountRank)) {
-    for (MlpUnit& u : count_rank_units(ctx, first.node, sum, square, gain, builder.min_margin))
+  if (const MlpConstruction* c = mlp_construction_of(ctx.program.node(first.node))) {
+    for (MlpUnit& u : c->mlp_units(ctx, first.node, sum, square, gain, builder.min_margin))
       builder.unit(std::move(u.in), u.bias, std::move(u.out), std::move(u.label));
     return;
   }
@@ -731,11 +731,11 @@ void lower_mlp(const LowerContext& ctx, const std::vector<MlpJob>& jobs, double 
   // Jobs reading the same inputs the same way share their units (a selector width's one-hot
   // and its eraser, two maps of the same s-ops).
   // In groups of their own: a width step's eraser, linear (what it holds is not a function of its
-  // value), and a count rank, whose units are its own (constructions/count_rank.cpp).
+  // value), and a construction whose units are its own (MlpConstruction).
   auto alone = [&](const MlpJob& job) {
     const Node& node = ctx.program.node(job.node);
-    return (job.erase_scratch && is_construction(node, ConstructionKind::WidthStep)) ||
-           is_construction(node, ConstructionKind::CountRank);
+    return (job.erase_scratch && is_construction(node, WidthHeadKind::WidthStep)) ||
+           mlp_construction_of(node) != nullptr;
   };
   std::vector<std::vector<const MlpJob*>> groups;
   for (const MlpJob& job : jobs) {

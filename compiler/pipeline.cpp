@@ -76,6 +76,12 @@ std::string assemble_dump(const CompileState& s, const std::string&) {
 
 }  // namespace
 
+// The rewrites of constructions whose only caller is their row below (compiler/constructions/: a
+// construction is its file and its row).
+// `select(h, h, op)` over the counts h of a categorical x's values compares their ranks
+// (constructions/count_rank.cpp). Bidirectional only; unchanged when nothing applies.
+bool count_ranks(Program& program, const Inference& inference, const CompileOptions& options);
+
 const std::vector<Pass>& pipeline() {
   // The rewrites come first and in this order: value sets are inferred on the simplified program
   // (merging means there is what lets the Dyck programs' balances be one numerical s-op, and

@@ -41,8 +41,8 @@ class Scheduler {
           s_.why[id] = "embedding";
           break;
         case NodeKind::Construction:
-          if (is_construction(node, ConstructionKind::CountRank)) {
-            place_count_rank(id);
+          if (const MlpConstruction* c = mlp_construction_of(node)) {
+            place_mlp_construction(id, *c);
             break;
           }
           if (!counts_keys(node)) break;
@@ -118,9 +118,11 @@ class Scheduler {
       if (node.kind == NodeKind::Aggregate) {
         s_.materialised[id] = 1;
         mark_head_side(node.inputs[1]);
-      } else if (is_construction(node, ConstructionKind::CountRank)) {
+      } else if (const MlpConstruction* c = mlp_construction_of(node)) {
         s_.materialised[id] = 1;
-        mark_head_side(node.inputs[0]);  // its MLP reads x's one-hot, as a head would
+        const std::vector<ReadKind> reads = c->reads(node.inputs.size());
+        for (size_t i = 0; i < reads.size(); ++i)
+          if (reads[i] == ReadKind::OneHot) mark_head_side(node.inputs[i]);  // read as a head would
       } else if (node.kind == NodeKind::Select && role(id) != NumberRole::Select) {
         mark_head_side(node.inputs[0]);
         mark_head_side(node.inputs[1]);
@@ -251,19 +253,20 @@ class Scheduler {
       s_.why[id] += " (a map of a long width, written from its 1/(w+1) so that the width needs no one-hot for it)";
   }
 
-  // A count rank (constructions/count_rank.cpp): one MLP reading x's one-hot and the shares.
-  void place_count_rank(NodeId id) {
+  // A construction with an MLP of its own (constructions/construction.hpp): that MLP, in the first
+  // block after its inputs are ready (a one-hot read as a head reads it).
+  void place_mlp_construction(NodeId id, const MlpConstruction& construction) {
     const Node& node = program_.node(id);
-    std::vector<ReadKind> reads(node.inputs.size(), ReadKind::Numeric);
-    reads[0] = ReadKind::OneHot;
-    int t = head_ready(node.inputs[0]);
-    for (size_t i = 1; i < node.inputs.size(); ++i) t = std::max(t, s_.ready[node.inputs[i]]);
+    const std::vector<ReadKind> reads = construction.reads(node.inputs.size());
+    int t = 0;
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      t = std::max(t, reads[i] == ReadKind::OneHot ? head_ready(node.inputs[i]) : s_.ready[node.inputs[i]]);
     const int b = t / 2 + 1;
     s_.block_of[id] = b;
     s_.ready[id] = 2 * b;
     add_job(b, MlpJob{id, node.inputs, reads, false});
-    s_.why[id] = "an MLP, blocks." + std::to_string(b - 1) + ".mlp (the rank of its value's count, from " +
-                 std::to_string(node.inputs.size() - 1) + " shares): its inputs are ready after " + describe_time(t);
+    s_.why[id] = "an MLP, blocks." + std::to_string(b - 1) + ".mlp (" + construction.purpose(node) +
+                 "): its inputs are ready after " + describe_time(t);
   }
 
   // The numeric reads that are selector widths' scratch values are all in one block (a scratch

@@ -18,6 +18,10 @@
 //
 // Bidirectional only: a causal query's count covers its prefix, and two positions' counts are
 // then not counts of one input.
+//
+// The whole construction is this file and its row in the pipeline's table: its class is an
+// MlpConstruction that no other file names (the passes ask it for its values, its reads and its
+// units through construction.hpp's virtual functions).
 #include <algorithm>
 #include <stdexcept>
 
@@ -35,6 +39,43 @@ constexpr size_t kMaxRankedValues = 16;
 // 28,410 at 16), 4 between 16 and 24, 8 between 64 and 72 (299,272 against 253,584 at 72), 16
 // between 192 and 256 (3,515,704 against 2,623,616 at 256).
 size_t rank_from_length(size_t m) { return std::max<size_t>(16, m * (m + 1)); }
+
+// The rank of the count of x's value at each position among the counts of every value x can take,
+// #{b : count(b) < count(x_i)}: inputs = {x, share_1, ..., share_m}, share_j the mean of
+// `x == values[j]` over every position.
+class CountRank final : public MlpConstruction {
+ public:
+  explicit CountRank(std::vector<Value> counted) : values(std::move(counted)) {}
+  const std::vector<Value> values;  // x's values, in the order of the shares
+
+  const char* kind_name() const override { return "count_rank"; }
+  std::string key() const override {
+    std::string k;
+    for (const Value& v : values) k += value_key(v) + ";";
+    return k;
+  }
+  std::string detail() const override { return "its count's rank, summed"; }
+  std::vector<Value> evaluate(const std::vector<ConstructionInput>& inputs, int n) const override;
+
+  void infer(SopInfo& out) const override {
+    const size_t m = values.size();
+    for (size_t r = 0; r < m; ++r) out.values.push_back(Value::of_int(int64_t(r)));
+    out.encoding = Encoding::Numerical;
+    out.why = "the rank of its value's count among the counts of " + std::to_string(m) + " values, 0.." +
+              std::to_string(m - 1) + ": an MLP over their shares (the means of each value)";
+  }
+  // x's one-hot gates the steps; the shares are numbers.
+  std::vector<ReadKind> reads(size_t inputs) const override {
+    std::vector<ReadKind> r(inputs, ReadKind::Numeric);
+    r[0] = ReadKind::OneHot;
+    return r;
+  }
+  std::string purpose(const Node& node) const override {
+    return "the rank of its value's count, from " + std::to_string(node.inputs.size() - 1) + " shares";
+  }
+  std::vector<MlpUnit> mlp_units(const LowerContext& ctx, NodeId id, double sum, double square, double gain,
+                                 double& min_margin) const override;
+};
 
 // x, where `sel` is `select(h, h, op)` with h = selector_width(select(x, x, ==)) over a categorical x
 // whose values are pairwise different under `==` (1 and True are equal there, and would count
@@ -63,14 +104,6 @@ NodeId ranked_source(const Program& program, const Inference& inference, const C
   return x;
 }
 
-}  // namespace
-
-std::string CountRank::key() const {
-  std::string k;
-  for (const Value& v : values) k += value_key(v) + ";";
-  return k;
-}
-
 std::vector<Value> CountRank::evaluate(const std::vector<ConstructionInput>& inputs, int n) const {
   const std::vector<Value>& x = *inputs[0].sop;
   std::vector<Value> out(static_cast<size_t>(n));
@@ -86,6 +119,8 @@ std::vector<Value> CountRank::evaluate(const std::vector<ConstructionInput>& inp
   }
   return out;
 }
+
+}  // namespace
 
 bool count_ranks(Program& program, const Inference& inference, const CompileOptions& options) {
   if (options.mode != Mode::Bidirectional) return false;
@@ -136,10 +171,11 @@ bool count_ranks(Program& program, const Inference& inference, const CompileOpti
   return true;
 }
 
-std::vector<MlpUnit> count_rank_units(const LowerContext& ctx, NodeId id, double sum, double square, double gain,
-                                      double& min_margin) {
+namespace {
+
+std::vector<MlpUnit> CountRank::mlp_units(const LowerContext& ctx, NodeId id, double sum, double square, double gain,
+                                          double& min_margin) const {
   const Node& node = ctx.program.node(id);
-  const CountRank& rank = static_cast<const CountRank&>(*node.construction);
   const CategoricalView x = ctx.categorical_view(node.inputs[0]);
   const int written = ctx.allocation.numeric.at(id);
   // The shares sum to 1 and their squares to at most 1: LayerNorm scales every read by at least
@@ -150,12 +186,12 @@ std::vector<MlpUnit> count_rank_units(const LowerContext& ctx, NodeId id, double
   // The gate outweighs the step's reach on its on side (s_a - s_b <= 1), as a lookup's does.
   const double gate = slope * (1.0 - half_gap) + 2.0 * kStepReach / smallest_scale;
   std::vector<MlpUnit> units;
-  for (size_t a = 0; a < rank.values.size(); ++a) {
+  for (size_t a = 0; a < values.size(); ++a) {
     const auto own = std::find_if(x.values.begin(), x.values.end(),
-                                  [&](const Value& v) { return same_value(v, rank.values[a]); });
+                                  [&](const Value& v) { return same_value(v, values[a]); });
     if (own == x.values.end()) continue;  // a value no position holds here: its steps never gate on
     const Functional& holds = x.read[size_t(own - x.values.begin())];
-    for (size_t b = 0; b < rank.values.size(); ++b) {
+    for (size_t b = 0; b < values.size(); ++b) {
       if (b == a) continue;
       // slope * (s_a - s_b - 1/(2 max_len)) + gate * ([x == a] - 1): on exactly where x holds a and
       // b's count is below a's.
@@ -164,8 +200,8 @@ std::vector<MlpUnit> count_rank_units(const LowerContext& ctx, NodeId id, double
       for (const auto& [dim, w] : ctx.numeric_view(node.inputs[1 + b])) in.push_back({dim, -slope * w});
       for (const auto& [dim, w] : holds) in.push_back({dim, gate * w});
       in.push_back({ctx.allocation.one, -slope * half_gap - gate});
-      const std::string label = ctx.program.label(id) + "[" + to_display(rank.values[b]) + "<" +
-                                to_display(rank.values[a]) + "]";
+      const std::string label = ctx.program.label(id) + "[" + to_display(values[b]) + "<" +
+                                to_display(values[a]) + "]";
       units.push_back({in, kStepHalfWidth, {{written, 0.5 / kStepHalfWidth}}, label + "+"});
       units.push_back({in, -kStepHalfWidth, {{written, -0.5 / kStepHalfWidth}}, label + "-"});
     }
@@ -173,5 +209,7 @@ std::vector<MlpUnit> count_rank_units(const LowerContext& ctx, NodeId id, double
   min_margin = std::min(min_margin, kStepMargin - 0.5);
   return units;
 }
+
+}  // namespace
 
 }  // namespace raspc::compiler

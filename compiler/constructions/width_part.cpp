@@ -86,18 +86,18 @@ std::vector<NodeId> split_of(const Program& program, const Inference& inference,
 }  // namespace
 
 double width_bos_weight(const Node& width, int max_len) {
-  if (!is_construction(width, ConstructionKind::WidthPart)) return 1.0;
+  if (!is_construction(width, WidthHeadKind::WidthPart)) return 1.0;
   const double n = std::max(1, max_len);
   return 4.0 * n * n;
 }
 
 double scratch_level(const Node& width, int max_len, double w) {
-  if (!is_construction(width, ConstructionKind::WidthPart)) return 1.0 / (w + 1.0);
+  if (!is_construction(width, WidthHeadKind::WidthPart)) return 1.0 / (w + 1.0);
   return w / (w + width_bos_weight(width, max_len));
 }
 
 double width_match_score(const Node& width, double selection_score) {
-  return is_construction(width, ConstructionKind::WidthPart) ? 0.5 * selection_score - 8.0 : selection_score;
+  return is_construction(width, WidthHeadKind::WidthPart) ? 0.5 * selection_score - 8.0 : selection_score;
 }
 
 bool split_disjoint_widths(Program& program, const Inference& inference) {

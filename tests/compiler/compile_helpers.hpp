@@ -167,10 +167,12 @@ inline size_t agree_on_every_input(const PassRewrite& r, Mode mode, const std::v
                          [&](const std::vector<Value>& input) { CHECK(rewritten.run(input) == source.run(input)); });
 }
 
-// How many nodes of a program are the construction `kind`.
-inline int count_kind(const Program& p, compiler::ConstructionKind kind) {
-  return int(std::count_if(p.nodes.begin(), p.nodes.end(),
-                           [&](const Node& n) { return compiler::is_construction(n, kind); }));
+// How many nodes of a program are constructions of the kind named `kind` ("width_step", "count_rank").
+inline int count_kind(const Program& p, const std::string& kind) {
+  return int(std::count_if(p.nodes.begin(), p.nodes.end(), [&](const Node& n) {
+    const compiler::Construction* c = compiler::construction_of(n);
+    return c != nullptr && c->kind_name() == kind;
+  }));
 }
 
 // Whether one of the model's residual dimensions has a label starting with `prefix`.

@@ -43,7 +43,7 @@ TEST_CASE("constructions: a width step and the width it compares stay two nodes"
     CompileOptions o = test_options(parse_vocabulary("abc"), 5, mode);
     compiler::CompileState state(program_from_text(text), o);
     compiler::run_passes(state, "infer");
-    CHECK(count_kind(state.program, compiler::ConstructionKind::WidthStep) == 1);
+    CHECK(count_kind(state.program, "width_step") == 1);
     CHECK(state.program.node(state.program.find("w")).kind == NodeKind::SelectorWidth);
     const CompileResult r = compile_program(program_from_text(text), o);
     CHECK(r.report.inputs_checked == 363);
@@ -57,13 +57,13 @@ TEST_CASE("constructions: the interpreter runs width steps and parts as the prog
   const std::vector<Value> vocab = parse_vocabulary("abc");
   struct Case {
     const char* text;
-    compiler::ConstructionKind kind;
+    std::string kind;
   };
-  for (const Case& c : {Case{"indices < selector_width(select(tokens, tokens, ==));", compiler::ConstructionKind::WidthStep},
-                        Case{"selector_width(select(tokens, tokens, ==)) <= indices;", compiler::ConstructionKind::WidthStep},
+  for (const Case& c : {Case{"indices < selector_width(select(tokens, tokens, ==));", "width_step"},
+                        Case{"selector_width(select(tokens, tokens, ==)) <= indices;", "width_step"},
                         Case{"selector_width(select(tokens, tokens, <) or "
                              "(select(tokens, tokens, ==) and select(indices, indices, <)));",
-                             compiler::ConstructionKind::WidthPart}}) {
+                             "width_part"}}) {
     INFO(c.text);
     const Program source = program_from_text(c.text);
     CompileOptions o = test_options(vocab, 5, Mode::Bidirectional);

@@ -17,7 +17,7 @@ PassRewrite count_ranks_of(const Program& source, const CompileOptions& o) {
   return rewritten_by(source, o, "count_sorts", "count_ranks");
 }
 
-int ranks(const Program& p) { return count_kind(p, compiler::ConstructionKind::CountRank); }
+int ranks(const Program& p) { return count_kind(p, "count_rank"); }
 
 // The selector of counts `compared`, read by a width (double_hist's shape, the comparison `op`).
 std::string counts_compared(const std::string& x, const std::string& op) {

@@ -20,7 +20,7 @@ Rewrite count_sorts_of(const Program& source, const CompileOptions& o) {
   return rewritten_by(source, o, "width_steps", "count_sorts");
 }
 
-int counting_steps(const Program& p) { return count_kind(p, compiler::ConstructionKind::WidthStep); }
+int counting_steps(const Program& p) { return count_kind(p, "width_step"); }
 
 }  // namespace
 
