@@ -44,8 +44,8 @@ struct MlpUnit {
 };
 
 // A construction computed by one MLP of its own, placed in the first block where its inputs are
-// ready (schedule.cpp) and written as a numerical s-op's dimension (the allocation's rule for a
-// numerical s-op). The passes ask it only through these.
+// ready (schedule.cpp), its output given dimensions by its encoding as any s-op's are (allocate.cpp;
+// a count rank's, numerical, one). The passes ask it only through these.
 class MlpConstruction : public Construction {
  public:
   // Its values, encoding and --explain's why (the infer pass sets the numeric bounds from them).

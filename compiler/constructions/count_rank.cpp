@@ -120,6 +120,43 @@ std::vector<Value> CountRank::evaluate(const std::vector<ConstructionInput>& inp
   return out;
 }
 
+std::vector<MlpUnit> CountRank::mlp_units(const LowerContext& ctx, NodeId id, double sum, double square, double gain,
+                                          double& min_margin) const {
+  const Node& node = ctx.program.node(id);
+  const CategoricalView x = ctx.categorical_view(node.inputs[0]);
+  const int written = ctx.allocation.numeric.at(id);
+  // The shares sum to 1 and their squares to at most 1: LayerNorm scales every read by at least
+  // what one more unit in the residual would.
+  const double smallest_scale = read_scale(ctx, {1.0}, sum, square, gain);
+  const double half_gap = 0.5 / double(ctx.options.max_len);
+  const double slope = kStepReach / (half_gap * smallest_scale);
+  // The gate outweighs the step's reach on its on side (s_a - s_b <= 1), as a lookup's does.
+  const double gate = slope * (1.0 - half_gap) + 2.0 * kStepReach / smallest_scale;
+  std::vector<MlpUnit> units;
+  for (size_t a = 0; a < values.size(); ++a) {
+    const auto own = std::find_if(x.values.begin(), x.values.end(),
+                                  [&](const Value& v) { return same_value(v, values[a]); });
+    if (own == x.values.end()) continue;  // a value no position holds here: its steps never gate on
+    const Functional& holds = x.read[size_t(own - x.values.begin())];
+    for (size_t b = 0; b < values.size(); ++b) {
+      if (b == a) continue;
+      // slope * (s_a - s_b - 1/(2 max_len)) + gate * ([x == a] - 1): on exactly where x holds a and
+      // b's count is below a's.
+      Functional in;
+      for (const auto& [dim, w] : ctx.numeric_view(node.inputs[1 + a])) in.push_back({dim, slope * w});
+      for (const auto& [dim, w] : ctx.numeric_view(node.inputs[1 + b])) in.push_back({dim, -slope * w});
+      for (const auto& [dim, w] : holds) in.push_back({dim, gate * w});
+      in.push_back({ctx.allocation.one, -slope * half_gap - gate});
+      const std::string label = ctx.program.label(id) + "[" + to_display(values[b]) + "<" +
+                                to_display(values[a]) + "]";
+      units.push_back({in, kStepHalfWidth, {{written, 0.5 / kStepHalfWidth}}, label + "+"});
+      units.push_back({in, -kStepHalfWidth, {{written, -0.5 / kStepHalfWidth}}, label + "-"});
+    }
+  }
+  min_margin = std::min(min_margin, kStepMargin - 0.5);
+  return units;
+}
+
 }  // namespace
 
 bool count_ranks(Program& program, const Inference& inference, const CompileOptions& options) {
@@ -170,46 +207,5 @@ bool count_ranks(Program& program, const Inference& inference, const CompileOpti
   });
   return true;
 }
-
-namespace {
-
-std::vector<MlpUnit> CountRank::mlp_units(const LowerContext& ctx, NodeId id, double sum, double square, double gain,
-                                          double& min_margin) const {
-  const Node& node = ctx.program.node(id);
-  const CategoricalView x = ctx.categorical_view(node.inputs[0]);
-  const int written = ctx.allocation.numeric.at(id);
-  // The shares sum to 1 and their squares to at most 1: LayerNorm scales every read by at least
-  // what one more unit in the residual would.
-  const double smallest_scale = read_scale(ctx, {1.0}, sum, square, gain);
-  const double half_gap = 0.5 / double(ctx.options.max_len);
-  const double slope = kStepReach / (half_gap * smallest_scale);
-  // The gate outweighs the step's reach on its on side (s_a - s_b <= 1), as a lookup's does.
-  const double gate = slope * (1.0 - half_gap) + 2.0 * kStepReach / smallest_scale;
-  std::vector<MlpUnit> units;
-  for (size_t a = 0; a < values.size(); ++a) {
-    const auto own = std::find_if(x.values.begin(), x.values.end(),
-                                  [&](const Value& v) { return same_value(v, values[a]); });
-    if (own == x.values.end()) continue;  // a value no position holds here: its steps never gate on
-    const Functional& holds = x.read[size_t(own - x.values.begin())];
-    for (size_t b = 0; b < values.size(); ++b) {
-      if (b == a) continue;
-      // slope * (s_a - s_b - 1/(2 max_len)) + gate * ([x == a] - 1): on exactly where x holds a and
-      // b's count is below a's.
-      Functional in;
-      for (const auto& [dim, w] : ctx.numeric_view(node.inputs[1 + a])) in.push_back({dim, slope * w});
-      for (const auto& [dim, w] : ctx.numeric_view(node.inputs[1 + b])) in.push_back({dim, -slope * w});
-      for (const auto& [dim, w] : holds) in.push_back({dim, gate * w});
-      in.push_back({ctx.allocation.one, -slope * half_gap - gate});
-      const std::string label = ctx.program.label(id) + "[" + to_display(values[b]) + "<" +
-                                to_display(values[a]) + "]";
-      units.push_back({in, kStepHalfWidth, {{written, 0.5 / kStepHalfWidth}}, label + "+"});
-      units.push_back({in, -kStepHalfWidth, {{written, -0.5 / kStepHalfWidth}}, label + "-"});
-    }
-  }
-  min_margin = std::min(min_margin, kStepMargin - 0.5);
-  return units;
-}
-
-}  // namespace
 
 }  // namespace raspc::compiler
