@@ -27,6 +27,7 @@ enum class ReadKind;
 // A linear read of the residual stream (lower_internal.hpp).
 using Functional = std::vector<std::pair<int, double>>;
 
+// Every construction of the compiler: an MlpConstruction or a WidthHead, below.
 class Construction : public ConstructionNode {};
 
 // The construction a node is, or nullptr for a node of the language.
