@@ -182,26 +182,12 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
     // one head and one step).
     std::vector<NodeId> below;
     for (size_t j = 0; j + 1 < plan.keys.size(); ++j) {
-      Node at_most;
-      at_most.kind = NodeKind::Select;
-      at_most.span = node.span;
-      at_most.comparison = Comparison::Le;
-      at_most.inputs = {remap[size_t(plan.key)], maker.constant(plan.keys[j])};
-      const NodeId selector = push_node(out, std::move(at_most));
-      Node count;
-      count.kind = NodeKind::SelectorWidth;
-      count.span = node.span;
-      count.name = name + "_count_" + std::to_string(j + 1);
-      count.inputs = {selector};
-      const NodeId width = push_node(out, std::move(count));
-      Node less;
-      less.kind = NodeKind::Elementwise;
-      less.op = ElementOp::Lt;
-      less.span = node.span;
-      less.name = name + "_below_" + std::to_string(j + 1);
-      steps[less.name] = "step " + std::to_string(j + 1) + " of " + std::to_string(plan.keys.size() - 1);
-      less.inputs = {remap[size_t(plan.indices)], width};
-      below.push_back(push_node(out, std::move(less)));
+      const NodeId selector = maker.make(NodeKind::Select, {remap[size_t(plan.key)], maker.constant(plan.keys[j])});
+      out.nodes[size_t(selector)].comparison = Comparison::Le;
+      const NodeId width = maker.make(NodeKind::SelectorWidth, {selector}, name + "_count_" + std::to_string(j + 1));
+      const std::string step = name + "_below_" + std::to_string(j + 1);
+      steps[step] = "step " + std::to_string(j + 1) + " of " + std::to_string(plan.keys.size() - 1);
+      below.push_back(maker.map(ElementOp::Lt, {remap[size_t(plan.indices)], width}, step));
     }
     // written[j] if below[j] else (... else written[m-1]), built from the last key up.
     auto decision_list = [&](const std::vector<Value>& written) {
@@ -220,29 +206,22 @@ bool count_sorts(Program& program, const Inference& inference, const CompileOpti
       for (size_t j = 0; j < plan.keys.size(); ++j) ranks.push_back(Value::of_int(int64_t(j) + 1));
       const NodeId rank = decision_list(ranks);
       out.nodes[size_t(rank)].name = name + "_rank";
-      const NodeId earlier =
-          maker.map(ElementOp::Sub, {remap[size_t(plan.indices)], maker.constant(Value::of_int(1))});
-      out.nodes[size_t(earlier)].name = name + "_position_before";
-      const NodeId just_before = maker.make(NodeKind::Select, {remap[size_t(plan.indices)], earlier});
+      const NodeId earlier = maker.map(ElementOp::Sub, {remap[size_t(plan.indices)], maker.constant(Value::of_int(1))},
+                                       name + "_position_before");
+      const NodeId just_before = maker.make(NodeKind::Select, {remap[size_t(plan.indices)], earlier}, name + "_one_back");
       out.nodes[size_t(just_before)].comparison = Comparison::Eq;
-      out.nodes[size_t(just_before)].name = name + "_one_back";
-      const NodeId rank_before = maker.make(NodeKind::Aggregate, {just_before, rank});
+      const NodeId rank_before = maker.make(NodeKind::Aggregate, {just_before, rank}, name + "_rank_before");
       out.nodes[size_t(rank_before)].default_value = Value::of_int(0);
-      out.nodes[size_t(rank_before)].name = name + "_rank_before";
       // The rank at i itself, copied by a head beside the one that reads i - 1: the output's
       // lookup then reads two one-hots of m and m + 1 values, where read through the steps it
       // would enumerate 2^(m-1) (m + 1) combinations (1,152 units at m = 8).
-      const NodeId here = maker.make(NodeKind::Select, {remap[size_t(plan.indices)], remap[size_t(plan.indices)]});
+      const NodeId here = maker.make(NodeKind::Select, {remap[size_t(plan.indices)], remap[size_t(plan.indices)]},
+                                     name + "_same_position");
       out.nodes[size_t(here)].comparison = Comparison::Eq;
-      out.nodes[size_t(here)].name = name + "_same_position";
-      const NodeId rank_here = maker.make(NodeKind::Aggregate, {here, rank});
-      out.nodes[size_t(rank_here)].name = name + "_rank_here";
-      const NodeId same = maker.map(ElementOp::Eq, {rank_here, rank_before});
-      out.nodes[size_t(same)].name = name + "_same_run";
-      const NodeId first = maker.map(ElementOp::Not, {same});
-      out.nodes[size_t(first)].name = name + "_first_of_run";
-      const NodeId value = maker.map(ElementOp::LookupTable, {rank_here});
-      out.nodes[size_t(value)].name = name + "_run_value";
+      const NodeId rank_here = maker.make(NodeKind::Aggregate, {here, rank}, name + "_rank_here");
+      const NodeId same = maker.map(ElementOp::Eq, {rank_here, rank_before}, name + "_same_run");
+      const NodeId first = maker.map(ElementOp::Not, {same}, name + "_first_of_run");
+      const NodeId value = maker.map(ElementOp::LookupTable, {rank_here}, name + "_run_value");
       out.nodes[size_t(value)].table_keys = ranks;
       out.nodes[size_t(value)].table_values = plan.written;
       chain = maker.map(ElementOp::IfElse, {value, first, maker.constant(node.default_value)});
