@@ -81,14 +81,6 @@ bool as_string_ids(const std::vector<Value>& values, int n, std::vector<int64_t>
   return true;
 }
 
-// The keys a selector row of n selects: its bytes are 0 or 1, summed by a loop the compiler
-// vectorises.
-int selected_in(const uint8_t* row, int n) {
-  int selected = 0;
-  for (int k = 0; k < n; ++k) selected += row[k];
-  return selected;
-}
-
 // Fills the n*n selector; `q` tracks the query being compared, for error messages. Where both
 // sides are integers (or interned strings under == and !=), the row is a loop over plain integers,
 // which the compiler vectorises: the library's sort builds four n*n selectors an input.

@@ -30,6 +30,14 @@ struct ConstructionInput {
   const std::vector<Value>* sop = nullptr;
 };
 
+// The keys a selector row of n selects: its bytes are 0 or 1, summed by a loop the compiler
+// vectorises (the interpreter's widths and aggregates, the constructions' widths).
+inline int selected_in(const uint8_t* row, int n) {
+  int selected = 0;
+  for (int k = 0; k < n; ++k) selected += row[k];
+  return selected;
+}
+
 // A kind of node the language does not have, defined where it is made (the compiler's
 // constructions, compiler/constructions/), and what the interpreter and the dumps need of it, so
 // that a rewritten program still runs and its rewrites are checked by running it.

@@ -131,10 +131,7 @@ inline bool counts_keys(const Node& node) {
 
 // How many keys query q selects, in a selector input of an input of length n.
 inline int selected_keys(const ConstructionInput& selector, int q, int n) {
-  const uint8_t* row = selector.selector->data() + size_t(q) * size_t(n);
-  int width = 0;
-  for (int k = 0; k < n; ++k) width += row[k];
-  return width;
+  return selected_in(selector.selector->data() + size_t(q) * size_t(n), n);
 }
 
 // A node whose value is the count of the keys its selector selects: a selector_width or a width part.
