@@ -24,6 +24,7 @@ struct Isa {
   static void store_partial(float* p, Vec v, int n) { _mm256_maskstore_ps(p, first(n), v); }
   static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
   static Vec min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
+  static Vec sqrt(Vec v) { return _mm256_sqrt_ps(v); }
   // The lanes' sum and maximum, halving: 8 -> 4 -> 2 -> 1.
   static float sum_lanes(Vec v) { return sum_lanes_256(v); }
   static float max_lanes(Vec v) { return max_lanes_256(v); }

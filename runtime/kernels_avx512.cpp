@@ -23,6 +23,7 @@ struct Isa {
   // The masked forms with every lane set: GCC 12 warns of the plain ones' _mm512_undefined_ps.
   static Vec max(Vec a, Vec b) { return _mm512_mask_max_ps(a, __mmask16(0xFFFF), a, b); }
   static Vec min(Vec a, Vec b) { return _mm512_mask_min_ps(a, __mmask16(0xFFFF), a, b); }
+  static Vec sqrt(Vec v) { return _mm512_sqrt_ps(v); }
   // The lanes' sum and maximum, halving: 16 -> 8 -> 4 -> 2 -> 1. (Not with _mm512_reduce_add_ps or
   // _mm512_castps512_ps256, whose use of _mm256_undefined_pd GCC 12 warns of.)
   static __m256 low_half(Vec v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }

@@ -26,6 +26,7 @@ struct Isa {
   static void store_partial(float* p, Vec v, int n) { std::memcpy(p, &v, sizeof(float) * size_t(n)); }
   static Vec max(Vec a, Vec b) { return a > b ? a : b; }
   static Vec min(Vec a, Vec b) { return a < b ? a : b; }
+  static Vec sqrt(Vec v) { return Vec{__builtin_sqrtf(v[0]), __builtin_sqrtf(v[1]), __builtin_sqrtf(v[2]), __builtin_sqrtf(v[3])}; }
   // The lanes' sum and maximum, halving: 4 -> 2 -> 1.
   static float sum_lanes(Vec v) { return (v[0] + v[2]) + (v[1] + v[3]); }
   static float max_lanes(Vec v) {

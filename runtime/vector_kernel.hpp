@@ -105,6 +105,58 @@ void gelu_n(float* out, float* th, const float* in, size_t n) {
   }
 }
 
+// One level of the lanes' halving (Isa::sum_lanes) for two vectors at once: in blocks of 2h lanes,
+// lane i + h is added to lane i, as sum_lanes pairs them; the results of t's blocks fill the even
+// blocks of h lanes, u's the odd ones.
+template <int h>
+inline Ints halving_source(bool upper) {
+  Ints source;
+  for (int lane = 0; lane < kLanes; ++lane) {
+    const int block = lane / h;
+    source[lane] = (block / 2) * 2 * h + lane % h + (upper ? h : 0) + (block % 2 ? kLanes : 0);
+  }
+  return source;
+}
+template <int h>
+inline Vec halve_pair(Vec t, Vec u) {
+  return __builtin_shuffle(t, u, halving_source<h>(false)) + __builtin_shuffle(t, u, halving_source<h>(true));
+}
+// The lane of the result of halve_rows that holds row r's value: the levels above move the rows'
+// blocks as they pair them.
+struct HalvedLanes {
+  int row_of_lane[kLanes];
+  constexpr HalvedLanes() : row_of_lane{} {
+    int label[kLanes][kLanes] = {}, next[kLanes][kLanes] = {};
+    for (int r = 0; r < kLanes; ++r)
+      for (int lane = 0; lane < kLanes; ++lane) label[r][lane] = r;
+    for (int h = kLanes / 2, count = kLanes; h >= 1; h /= 2, count /= 2) {
+      for (int i = 0; i < count / 2; ++i)
+        for (int lane = 0; lane < kLanes; ++lane) {
+          const int block = lane / h;
+          next[i][lane] = label[2 * i + block % 2][(block / 2) * 2 * h + lane % h];
+        }
+      for (int i = 0; i < count / 2; ++i)
+        for (int lane = 0; lane < kLanes; ++lane) label[i][lane] = next[i][lane];
+    }
+    for (int lane = 0; lane < kLanes; ++lane) row_of_lane[lane] = label[0][lane];
+  }
+};
+template <int h>
+inline void halve_level(Vec* v) {
+  for (int i = 0; i < h; ++i) v[i] = halve_pair<h>(v[2 * i], v[2 * i + 1]);  // 2h vectors into h
+  if constexpr (h > 1) halve_level<h / 2>(v);
+}
+// The sum of each of kLanes vectors' lanes, lane r of the result row r's: the same pairs in the
+// same order as Isa::sum_lanes of each, so the same bits, in kLanes - 1 shuffled pairs where one
+// row alone takes log2(kLanes) dependent steps. v is overwritten.
+__attribute__((always_inline)) inline Vec halve_rows(Vec* v) {
+  halve_level<kLanes / 2>(v);
+  constexpr HalvedLanes lanes;
+  Ints lane_of_row;
+  for (int lane = 0; lane < kLanes; ++lane) lane_of_row[lanes.row_of_lane[lane]] = lane;
+  return __builtin_shuffle(v[0], lane_of_row);
+}
+
 // row[0, keys) = softmax(scale * row[0, keys)); row[keys, width) = 0, for a row of NV vectors
 // ((NV - 1) kLanes < keys <= NV kLanes), held in registers from the load to the store (a row
 // stored and read back through partial vectors waited on the store).
@@ -195,11 +247,11 @@ void softmax_rows(float* p, int n, int stride, int keys, bool causal, float scal
   }
 }
 
-// The sum of a row's C entries (each minus `shift`, squared when `squares`) over four accumulators:
-// vector k of the row into accumulator k mod 4, then (a0 + a1) + (a2 + a3), so a wide row's
-// additions are four chains instead of one.
+// A row's C entries (each minus `shift`, squared when `squares`) summed into one vector over four
+// accumulators: vector k of the row into accumulator k mod 4, then (a0 + a1) + (a2 + a3), so a wide
+// row's additions are four chains instead of one. Its lanes' sum is the row's.
 template <bool squares>
-inline float row_sum(const float* x, int C, float shift) {
+inline Vec row_partial_sum(const float* x, int C, float shift) {
   const Vec m = splat(shift);
   auto term = [&](Vec v) { return squares ? (v - m) * (v - m) : v - m; };
   Vec a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
@@ -216,25 +268,41 @@ inline float row_sum(const float* x, int C, float shift) {
   if ((c += kLanes) < C) a1 += term(load_filled(x + c, C - c, shift));
   if ((c += kLanes) < C) a2 += term(load_filled(x + c, C - c, shift));
   if ((c += kLanes) < C) a3 += term(load_filled(x + c, C - c, shift));
-  return Isa::sum_lanes((a0 + a1) + (a2 + a3));
+  return (a0 + a1) + (a2 + a3);
 }
 
 // A row's mean and 1 / sqrt(variance + epsilon) over its C entries.
 inline void row_statistics(const float* x, int C, float epsilon, float* mean, float* rstd) {
-  const float m = row_sum<false>(x, C, 0.0f) / float(C);
+  const float m = Isa::sum_lanes(row_partial_sum<false>(x, C, 0.0f)) / float(C);
   *mean = m;
-  *rstd = 1.0f / __builtin_sqrtf(row_sum<true>(x, C, m) / float(C) + epsilon);
+  *rstd = 1.0f / __builtin_sqrtf(Isa::sum_lanes(row_partial_sum<true>(x, C, m)) / float(C) + epsilon);
 }
 
-// The statistics of N rows of C, two rows side by side (each a chain of dependent sums, a square
-// root and a division, which the core overlaps when they come together).
-void layernorm_statistics(const float* x, int N, int C, float epsilon, float* mean, float* rstd) {
-  int n = 0;
-  for (; n + 1 < N; n += 2) {
-    row_statistics(x + size_t(n) * C, C, epsilon, mean + n, rstd + n);
-    row_statistics(x + size_t(n + 1) * C, C, epsilon, mean + n + 1, rstd + n + 1);
+// The statistics of rows [0, count) of C (count <= kLanes) into mean and rstd (kLanes each), the
+// same bits as row_statistics of each: the rows' sums are halved together (halve_rows), where one
+// row at a time is a chain of two halvings, a square root and a division. Fewer than 4 rows (the
+// decoder's one) go one at a time, which is then the faster.
+inline void group_statistics(const float* x, int count, int C, float epsilon, float* mean, float* rstd) {
+  if (count < 4) {
+    for (int r = 0; r < count; ++r) row_statistics(x + size_t(r) * C, C, epsilon, mean + r, rstd + r);
+    return;
   }
-  if (n < N) row_statistics(x + size_t(n) * C, C, epsilon, mean + n, rstd + n);
+  Vec sums[kLanes];
+  for (int r = 0; r < kLanes; ++r) sums[r] = r < count ? row_partial_sum<false>(x + size_t(r) * C, C, 0.0f) : splat(0.0f);
+  Isa::store(mean, halve_rows(sums) / splat(float(C)));
+  for (int r = 0; r < kLanes; ++r)
+    sums[r] = r < count ? row_partial_sum<true>(x + size_t(r) * C, C, mean[r]) : splat(0.0f);
+  Isa::store(rstd, splat(1.0f) / Isa::sqrt(halve_rows(sums) / splat(float(C)) + splat(epsilon)));
+}
+
+// The statistics of N rows of C, kLanes rows at a time.
+void layernorm_statistics(const float* x, int N, int C, float epsilon, float* mean, float* rstd) {
+  for (int n = 0; n < N; n += kLanes) {
+    const int count = N - n < kLanes ? N - n : kLanes;
+    float m[kLanes], s[kLanes];
+    group_statistics(x + size_t(n) * C, count, C, epsilon, m, s);
+    for (int r = 0; r < count; ++r) mean[n + r] = m[r], rstd[n + r] = s[r];
+  }
 }
 
 // out = (x - mean) * rstd * gain + bias over a row of C.
@@ -252,12 +320,15 @@ inline void layernorm_row(float* out, const float* x, const float* gain, const f
 // they are not null.
 void layernorm_rows(float* out, float* mean, float* rstd, const float* x, const float* gain, const float* bias, int N,
                     int C, float epsilon) {
-  for (int n = 0; n < N; ++n) {
-    float m, s;
-    row_statistics(x + size_t(n) * C, C, epsilon, &m, &s);
-    layernorm_row(out + size_t(n) * C, x + size_t(n) * C, gain, bias, C, m, s);
-    if (mean) mean[n] = m;
-    if (rstd) rstd[n] = s;
+  for (int n = 0; n < N; n += kLanes) {
+    const int count = N - n < kLanes ? N - n : kLanes;
+    float m[kLanes], s[kLanes];
+    group_statistics(x + size_t(n) * C, count, C, epsilon, m, s);
+    for (int r = 0; r < count; ++r) {
+      layernorm_row(out + size_t(n + r) * C, x + size_t(n + r) * C, gain, bias, C, m[r], s[r]);
+      if (mean) mean[n + r] = m[r];
+      if (rstd) rstd[n + r] = s[r];
+    }
   }
 }
 

@@ -103,7 +103,7 @@ TEST_CASE("LayerNorm's rows are the double-precision normalisation, and their st
     // Every way a row ends for 4, 8 and 16 lanes: whole blocks of four vectors, then up to three
     // whole vectors and a partial one (15, 31, 61 and 63 leave four vectors after the blocks).
     for (int C : {1, 3, 8, 15, 16, 17, 31, 61, 63, 64, 100, 127}) {
-      const int N = 5;
+      const int N = 37;  // the statistics go a lane's worth of rows at a time: whole groups and a partial one
       const std::vector<float> x = random_values(size_t(N) * C, 3.0f, rng), gain = random_values(size_t(C), 2.0f, rng),
                                bias = random_values(size_t(C), 1.0f, rng);
       std::vector<float> out(x.size()), mean(N), rstd(N);
