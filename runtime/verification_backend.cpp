@@ -142,16 +142,37 @@ class RowMemo {
     const size_t row_bytes = sizeof(float) * size_t(std::max(1, key_width_ + value_width_));
     limit_ = std::clamp<size_t>(bytes / row_bytes, 1024, size_t(1) << 20);
   }
-  // The value for `key` (key_width floats): compute(value) fills value_width floats on a miss.
-  template <class Compute>
-  const float* find(const float* key, const Compute& compute) {
+  // The value of each of rows [0, rows) of `keys` (key_width floats each, `stride` apart), in
+  // order: use(n, value) with the value the memo holds for the row's key, or, on a miss, with
+  // what compute(value, key) fills in (value_width floats), which the memo then keeps. The table's
+  // slots and the entries they point at are fetched into the cache a few rows ahead (a miss in the
+  // table, a random access into tens of MB, was most of a lookup's time).
+  template <class Compute, class Use>
+  void find_rows(const float* keys, size_t stride, size_t rows, const Compute& compute, const Use& use) {
     if (!enabled_) {
       values_.resize(size_t(value_width_));
-      compute(values_.data());
-      return values_.data();
+      for (size_t n = 0; n < rows; ++n) {
+        compute(values_.data(), keys + n * stride);
+        use(n, values_.data());
+      }
+      return;
     }
+    hashes_.resize(rows);
+    for (size_t n = 0; n < rows; ++n) hashes_[n] = hash(keys + n * stride);
+    constexpr size_t kAhead = 8;
+    for (size_t n = 0; n < std::min(rows, 2 * kAhead); ++n) __builtin_prefetch(&table_[size_t(hashes_[n]) & mask_]);
+    for (size_t n = 0; n < rows; ++n) {
+      if (n + 2 * kAhead < rows) __builtin_prefetch(&table_[size_t(hashes_[n + 2 * kAhead]) & mask_]);
+      if (n + kAhead < rows) prefetch_entry(hashes_[n + kAhead]);
+      const float* key = keys + n * stride;
+      use(n, find_hashed(key, hashes_[n], [&](float* value) { compute(value, key); }));
+    }
+  }
+
+ private:
+  template <class Compute>
+  const float* find_hashed(const float* key, uint64_t h, const Compute& compute) {
     const size_t key_bytes = sizeof(float) * size_t(key_width_);
-    const uint64_t h = hash(key);
     const uint32_t tag = uint32_t(h >> 32);
     for (size_t at = size_t(h) & mask_;; at = (at + 1) & mask_) {
       Slot& slot = table_[at];
@@ -171,8 +192,14 @@ class RowMemo {
     table_[at] = {tag, entry};
     return value;
   }
-
- private:
+  // The key and value of the entry at h's first slot, where it is likely h's, into the cache.
+  void prefetch_entry(uint64_t h) const {
+    const Slot& slot = table_[size_t(h) & mask_];
+    if (slot.entry < 0 || slot.tag != uint32_t(h >> 32)) return;
+    const char* key = reinterpret_cast<const char*>(keys_.data() + size_t(slot.entry) * key_width_);
+    for (size_t at = 0; at < sizeof(float) * size_t(key_width_) && at < 512; at += 64) __builtin_prefetch(key + at);
+    __builtin_prefetch(values_.data() + size_t(slot.entry) * value_width_);
+  }
   struct Slot {
     uint32_t tag = 0;
     int32_t entry = -1;
@@ -229,6 +256,7 @@ class RowMemo {
   size_t limit_ = 0, count_ = 0, mask_ = 0;
   std::vector<float> keys_, values_;
   std::vector<Slot> table_;
+  std::vector<uint64_t> hashes_;  // find_rows': its rows' hashes
 };
 
 // Where one head's dimensions sit in a compact q|k|v row and in the compact attention output.
@@ -393,15 +421,15 @@ VerificationBackend::VerificationBackend(const Model& model) : model_(model), de
   for (const Plan::Layer& layer : plan.layers) {
     plan.qkv_width = std::max(plan.qkv_width, layer.qkv.n_cols());
     plan.values_width = std::max(plan.values_width, layer.n_values);
-    if (!layer.qkv_memo.enabled()) plan.gathered_width = std::max(plan.gathered_width, layer.qkv.n_rows());
+    plan.gathered_width = std::max(plan.gathered_width, layer.qkv.n_rows());
     if (!layer.proj_memo.enabled()) plan.delta_width = std::max(plan.delta_width, layer.attn_proj.n_cols());
+    if (I > 0) plan.gathered_width = std::max(plan.gathered_width, layer.fc.n_rows());
     if (I > 0 && !layer.mlp_memo.enabled()) {
-      plan.gathered_width = std::max(plan.gathered_width, layer.fc.n_rows());
       plan.hidden_width = std::max(plan.hidden_width, layer.fc.n_cols());
       plan.delta_width = std::max(plan.delta_width, layer.fc_proj.n_cols());
     }
   }
-  if (!plan.unembed_memo.enabled()) plan.gathered_width = std::max(plan.gathered_width, plan.unembed.n_rows());
+  plan.gathered_width = std::max(plan.gathered_width, plan.unembed.n_rows());
   // 256 MB of memos a backend (a thread) in all, 32 MB each at most.
   std::vector<RowMemo*> memos{&plan.unembed_memo};
   for (Plan::Layer& layer : plan.layers) memos.insert(memos.end(), {&layer.qkv_memo, &layer.proj_memo, &layer.mlp_memo});
@@ -439,14 +467,13 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   if (B == 0 || T == 0) return result;
   const size_t N = size_t(B) * T;
 
-  const size_t W = size_t(std::max(plan.widest, 1));
   const size_t sizes[] = {N * C,
                           N * size_t(plan.qkv_width),
                           N * size_t(plan.values_width),
                           N * size_t(plan.gathered_width),
                           N * size_t(plan.hidden_width),
                           N * size_t(plan.delta_width),
-                          W, N, N};
+                          N, N};
   size_t total = 0;
   for (size_t s : sizes) total += s;
   if (plan.activations.size() < total) plan.activations.resize(total);
@@ -455,10 +482,9 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   float* x = take(N * C);        // (N,C) the residual stream
   float* compact = take(N * size_t(plan.qkv_width));        // (N,cols) q|k|v
   float* heads = take(N * size_t(plan.values_width));       // (N,values) attention's compact output
-  float* gathered = take(N * size_t(plan.gathered_width));  // (N,rows) a block's gathered input, all rows at once
+  float* gathered = take(N * size_t(plan.gathered_width));  // (N,rows) a block's gathered input (its memo's keys), all rows at once
   float* hidden = take(N * size_t(plan.hidden_width));      // (N,units) the MLP's hidden units, likewise
   float* delta = take(N * size_t(plan.delta_width));        // (N,cols) a writing block's output, likewise
-  float* key = take(W);          // one row's gathered columns
   float* means = take(N);        // (N) the rows' LayerNorm statistics at the current LayerNorm
   float* rstds = take(N);
   float* units = plan.units.data();
@@ -479,9 +505,6 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     if (!cfg.layer_norm) return block.gather(to, row, 0.0f, 1.0f, nullptr, nullptr);
     block.gather(to, row, means[n], rstds[n], gain, shift);
   };
-  auto gather = [&](const Block& block, size_t n, const float* gain, const float* shift) {
-    gather_into(key, block, n, gain, shift);
-  };
   auto gather_all = [&](const Block& block, const float* gain, const float* shift) {
     for (size_t n = 0; n < N; ++n) gather_into(gathered + n * block.n_rows(), block, n, gain, shift);
   };
@@ -500,16 +523,13 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     Plan::Layer& layer = plan.layers[size_t(l)];
     const int width = layer.qkv.n_cols(), NV = layer.n_values;
     normalise_rows();
-    if (layer.qkv_memo.enabled()) {
-      for (size_t n = 0; n < N; ++n) {
-        gather(layer.qkv, n, lw.ln_1_w, lw.ln_1_b);
-        const float* qkv = layer.qkv_memo.find(key, [&](float* out) { layer.qkv.multiply(out, key); });
-        std::copy_n(qkv, width, compact + n * width);
-      }
-    } else {
-      gather_all(layer.qkv, lw.ln_1_w, lw.ln_1_b);
+    gather_all(layer.qkv, lw.ln_1_w, lw.ln_1_b);
+    if (layer.qkv_memo.enabled())
+      layer.qkv_memo.find_rows(
+          gathered, size_t(layer.qkv.n_rows()), N, [&](float* out, const float* in) { layer.qkv.multiply(out, in); },
+          [&](size_t n, const float* qkv) { std::copy_n(qkv, width, compact + n * width); });
+    else
       layer.qkv.multiply_rows(compact, gathered, int(N));
-    }
     std::fill_n(heads, N * size_t(NV), 0.0f);  // padded queries stay zero
     for (int b = 0; b < B; ++b) {
       const int length = result.lengths[b];
@@ -529,11 +549,9 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
       }
     }
     if (layer.proj_memo.enabled()) {
-      for (size_t n = 0; n < N; ++n) {
-        const float* in = heads + n * NV;
-        layer.attn_proj.scatter_add(x + n * C,
-                                    layer.proj_memo.find(in, [&](float* out) { layer.attn_proj.multiply(out, in); }));
-      }
+      layer.proj_memo.find_rows(
+          heads, size_t(NV), N, [&](float* out, const float* in) { layer.attn_proj.multiply(out, in); },
+          [&](size_t n, const float* out) { layer.attn_proj.scatter_add(x + n * C, out); });
     } else {
       layer.attn_proj.multiply_rows(delta, heads, int(N));
       for (size_t n = 0; n < N; ++n) layer.attn_proj.scatter_add(x + n * C, delta + n * layer.attn_proj.n_cols());
@@ -542,18 +560,18 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     if (cfg.n_inner > 0) {
       const size_t n_units = size_t(layer.fc.n_cols());
       normalise_rows();
+      // Every row gathered before any is updated: a row's update changes no other row.
+      gather_all(layer.fc, lw.ln_2_w, lw.ln_2_b);
       if (layer.mlp_memo.enabled()) {
-        for (size_t n = 0; n < N; ++n) {
-          gather(layer.fc, n, lw.ln_2_w, lw.ln_2_b);
-          const float* out_row = layer.mlp_memo.find(key, [&](float* out) {
-            layer.fc.multiply(units, key);
-            activate(units, n_units);
-            layer.fc_proj.multiply(out, units);
-          });
-          layer.fc_proj.scatter_add(x + n * C, out_row);
-        }
+        layer.mlp_memo.find_rows(
+            gathered, size_t(layer.fc.n_rows()), N,
+            [&](float* out, const float* in) {
+              layer.fc.multiply(units, in);
+              activate(units, n_units);
+              layer.fc_proj.multiply(out, units);
+            },
+            [&](size_t n, const float* out) { layer.fc_proj.scatter_add(x + n * C, out); });
       } else {
-        gather_all(layer.fc, lw.ln_2_w, lw.ln_2_b);
         layer.fc.multiply_rows(hidden, gathered, int(N));
         activate(hidden, N * n_units);
         layer.fc_proj.multiply_rows(delta, hidden, int(N));
@@ -564,21 +582,16 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   }
   result.logits.resize(N * V);
   normalise_rows();
-  if (!plan.unembed_memo.enabled()) {
-    gather_all(plan.unembed, w.ln_f_w, w.ln_f_b);
+  gather_all(plan.unembed, w.ln_f_w, w.ln_f_b);
+  if (plan.unembed_memo.enabled())
+    plan.unembed_memo.find_rows(
+        gathered, size_t(plan.unembed.n_rows()), N, [&](float* out, const float* in) { plan.unembed.multiply(out, in); },
+        [&](size_t n, const float* logits) { std::copy_n(logits, V, result.logits.data() + n * V); });
+  else
     plan.unembed.multiply_rows(result.logits.data(), gathered, int(N));
-  }
-  for (int b = 0; b < B; ++b)
-    for (int t = 0; t < T; ++t) {
-      float* logits = result.logits.data() + (size_t(b) * T + t) * V;
-      if (t >= result.lengths[b]) {
-        std::fill_n(logits, V, 0.0f);
-        continue;
-      }
-      if (!plan.unembed_memo.enabled()) continue;
-      gather(plan.unembed, size_t(b) * T + t, w.ln_f_w, w.ln_f_b);
-      std::copy_n(plan.unembed_memo.find(key, [&](float* out) { plan.unembed.multiply(out, key); }), V, logits);
-    }
+  for (int b = 0; b < B; ++b)  // a padded position's logits are zero
+    std::fill_n(result.logits.data() + (size_t(b) * T + size_t(result.lengths[b])) * V,
+                size_t(T - result.lengths[b]) * V, 0.0f);
   return result;
 }
 

@@ -24,7 +24,8 @@
 // no blocking across rows), so a looked-up result is bit for bit the one computing it would give,
 // and the forward's result does not depend on what the backend saw before. Products too small to
 // repay a lookup run over the whole batch at once as Eigen products (which, as the dense
-// forward's, depend on the batch only). Attention stays a product per sequence and head.
+// forward's, depend on the batch only). Attention stays a product per sequence and head, through
+// the dense forward's GEMM kernel (runtime/gemm.hpp).
 #pragma once
 
 #include <memory>
