@@ -107,54 +107,63 @@ void gelu_n(float* out, float* th, const float* in, size_t n) {
 
 // One level of the lanes' halving (Isa::sum_lanes) for two vectors at once: in blocks of 2h lanes,
 // lane i + h is added to lane i, as sum_lanes pairs them; the results of t's blocks fill the even
-// blocks of h lanes, u's the odd ones.
-template <int h>
-inline Ints halving_source(bool upper) {
-  Ints source;
-  for (int lane = 0; lane < kLanes; ++lane) {
-    const int block = lane / h;
-    source[lane] = (block / 2) * 2 * h + lane % h + (upper ? h : 0) + (block % 2 ? kLanes : 0);
-  }
-  return source;
+// blocks of h lanes, u's the odd ones. Lane `lane` of the result reads lane halving_source of t|u
+// (u's lanes numbered from kLanes), and its `upper` partner h further on.
+constexpr int halving_source(int h, bool upper, int lane) {
+  const int block = lane / h;
+  return (block / 2) * 2 * h + lane % h + (upper ? h : 0) + (block % 2 ? kLanes : 0);
 }
-template <int h>
-inline Vec halve_pair(Vec t, Vec u) {
-  return __builtin_shuffle(t, u, halving_source<h>(false)) + __builtin_shuffle(t, u, halving_source<h>(true));
-}
-// The lane of the result of halve_rows that holds row r's value: the levels above move the rows'
+// The lane of the result of halve_rows that holds row r's value: the levels move the rows'
 // blocks as they pair them.
-struct HalvedLanes {
-  int row_of_lane[kLanes];
-  constexpr HalvedLanes() : row_of_lane{} {
-    int label[kLanes][kLanes] = {}, next[kLanes][kLanes] = {};
-    for (int r = 0; r < kLanes; ++r)
-      for (int lane = 0; lane < kLanes; ++lane) label[r][lane] = r;
-    for (int h = kLanes / 2, count = kLanes; h >= 1; h /= 2, count /= 2) {
-      for (int i = 0; i < count / 2; ++i)
-        for (int lane = 0; lane < kLanes; ++lane) {
-          const int block = lane / h;
-          next[i][lane] = label[2 * i + block % 2][(block / 2) * 2 * h + lane % h];
-        }
-      for (int i = 0; i < count / 2; ++i)
-        for (int lane = 0; lane < kLanes; ++lane) label[i][lane] = next[i][lane];
-    }
-    for (int lane = 0; lane < kLanes; ++lane) row_of_lane[lane] = label[0][lane];
+constexpr int halved_lane_of_row(int row) {
+  int label[kLanes][kLanes] = {}, next[kLanes][kLanes] = {};
+  for (int r = 0; r < kLanes; ++r)
+    for (int lane = 0; lane < kLanes; ++lane) label[r][lane] = r;
+  for (int h = kLanes / 2; h >= 1; h /= 2) {
+    for (int i = 0; i < h; ++i)
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const int source = halving_source(h, false, lane);
+        next[i][lane] = label[2 * i + source / kLanes][source % kLanes];
+      }
+    for (int i = 0; i < h; ++i)
+      for (int lane = 0; lane < kLanes; ++lane) label[i][lane] = next[i][lane];
   }
+  for (int lane = 0; lane < kLanes; ++lane)
+    if (label[0][lane] == row) return lane;
+  return -1;
+}
+// Lane numbers as a parameter pack: the shuffles take their lanes as constants (the form GCC and
+// Clang both accept).
+template <int... I>
+struct LaneList {};
+template <int N, int... I>
+struct MakeLaneList : MakeLaneList<N - 1, N - 1, I...> {};
+template <int... I>
+struct MakeLaneList<0, I...> {
+  using type = LaneList<I...>;
 };
+using AllLanes = typename MakeLaneList<kLanes>::type;
+
+template <int h, int... I>
+inline Vec halve_pair(Vec t, Vec u, LaneList<I...>) {
+  return __builtin_shufflevector(t, u, halving_source(h, false, I)...) +
+         __builtin_shufflevector(t, u, halving_source(h, true, I)...);
+}
 template <int h>
 inline void halve_level(Vec* v) {
-  for (int i = 0; i < h; ++i) v[i] = halve_pair<h>(v[2 * i], v[2 * i + 1]);  // 2h vectors into h
+  for (int i = 0; i < h; ++i) v[i] = halve_pair<h>(v[2 * i], v[2 * i + 1], AllLanes{});  // 2h vectors into h
   if constexpr (h > 1) halve_level<h / 2>(v);
+}
+template <int... I>
+inline Vec rows_in_order(Vec v, LaneList<I...>) {
+  return __builtin_shufflevector(v, v, halved_lane_of_row(I)...);
 }
 // The sum of each of kLanes vectors' lanes, lane r of the result row r's: the same pairs in the
 // same order as Isa::sum_lanes of each, so the same bits, in kLanes - 1 shuffled pairs where one
 // row alone takes log2(kLanes) dependent steps. v is overwritten.
 __attribute__((always_inline)) inline Vec halve_rows(Vec* v) {
   halve_level<kLanes / 2>(v);
-  constexpr HalvedLanes lanes;
-  Ints lane_of_row;
-  for (int lane = 0; lane < kLanes; ++lane) lane_of_row[lanes.row_of_lane[lane]] = lane;
-  return __builtin_shuffle(v[0], lane_of_row);
+  return rows_in_order(v[0], AllLanes{});
 }
 
 // row[0, keys) = softmax(scale * row[0, keys)); row[keys, width) = 0, for a row of NV vectors
