@@ -113,24 +113,14 @@ constexpr int halving_source(int h, bool upper, int lane) {
   const int block = lane / h;
   return (block / 2) * 2 * h + lane % h + (upper ? h : 0) + (block % 2 ? kLanes : 0);
 }
-// The lane of the result of halve_rows that holds row r's value: the levels move the rows'
-// blocks as they pair them.
+// The lane of the result of halve_rows that holds row r's value: its bits reversed. Level h puts
+// the results of vectors 2i and 2i + 1 in the blocks of h lanes of even and odd index, so the
+// lowest bit of the vector's index becomes the lane's bit of weight h; the levels run from h =
+// kLanes / 2 down to 1, the vectors' indices halving at each.
 constexpr int halved_lane_of_row(int row) {
-  int label[kLanes][kLanes] = {}, next[kLanes][kLanes] = {};
-  for (int r = 0; r < kLanes; ++r)
-    for (int lane = 0; lane < kLanes; ++lane) label[r][lane] = r;
-  for (int h = kLanes / 2; h >= 1; h /= 2) {
-    for (int i = 0; i < h; ++i)
-      for (int lane = 0; lane < kLanes; ++lane) {
-        const int source = halving_source(h, false, lane);
-        next[i][lane] = label[2 * i + source / kLanes][source % kLanes];
-      }
-    for (int i = 0; i < h; ++i)
-      for (int lane = 0; lane < kLanes; ++lane) label[i][lane] = next[i][lane];
-  }
-  for (int lane = 0; lane < kLanes; ++lane)
-    if (label[0][lane] == row) return lane;
-  return -1;
+  int lane = 0;
+  for (int h = kLanes / 2; h >= 1; h /= 2, row /= 2) lane += (row % 2) * h;
+  return lane;
 }
 // Lane numbers as a parameter pack: the shuffles take their lanes as constants (the form GCC and
 // Clang both accept).

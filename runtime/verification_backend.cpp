@@ -146,17 +146,10 @@ class RowMemo {
   // order: use(n, value) with the value the memo holds for the row's key, or, on a miss, with
   // what compute(value, key) fills in (value_width floats), which the memo then keeps. The table's
   // slots and the entries they point at are fetched into the cache a few rows ahead (a miss in the
-  // table, a random access into tens of MB, was most of a lookup's time).
+  // table, a random access into tens of MB, was most of a lookup's time). Only for an enabled
+  // memo: the forward runs a disabled one's block as one product over the batch.
   template <class Compute, class Use>
   void find_rows(const float* keys, size_t stride, size_t rows, const Compute& compute, const Use& use) {
-    if (!enabled_) {
-      values_.resize(size_t(value_width_));
-      for (size_t n = 0; n < rows; ++n) {
-        compute(values_.data(), keys + n * stride);
-        use(n, values_.data());
-      }
-      return;
-    }
     hashes_.resize(rows);
     for (size_t n = 0; n < rows; ++n) hashes_[n] = hash(keys + n * stride);
     constexpr size_t kAhead = 8;
@@ -499,14 +492,13 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   auto normalise_rows = [&] {
     if (cfg.layer_norm) layernorm_statistics(x, int(N), C, kLayerNormEpsilon, means, rstds);
   };
-  // Row n's gathered (and, with LayerNorm, normalised) columns for `block` into `to`.
-  auto gather_into = [&](float* to, const Block& block, size_t n, const float* gain, const float* shift) {
-    const float* row = x + n * C;
-    if (!cfg.layer_norm) return block.gather(to, row, 0.0f, 1.0f, nullptr, nullptr);
-    block.gather(to, row, means[n], rstds[n], gain, shift);
-  };
+  // Every row's gathered (and, with LayerNorm, normalised) columns for `block` into `gathered`.
   auto gather_all = [&](const Block& block, const float* gain, const float* shift) {
-    for (size_t n = 0; n < N; ++n) gather_into(gathered + n * block.n_rows(), block, n, gain, shift);
+    for (size_t n = 0; n < N; ++n) {
+      float* to = gathered + n * block.n_rows();
+      if (cfg.layer_norm) block.gather(to, x + n * C, means[n], rstds[n], gain, shift);
+      else block.gather(to, x + n * C, 0.0f, 1.0f, nullptr, nullptr);
+    }
   };
   auto activate = [&](float* units_out, size_t count) {
     if (cfg.activation == Activation::Gelu) gelu_forward(units_out, units_out, count);
