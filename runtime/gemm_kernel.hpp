@@ -12,10 +12,12 @@
 // that was meant to be portable.
 //
 // The kernel: a block of Isa::kRows rows times a panel of Isa::kPanel packets of columns of the
-// output stays in registers across the inner dimension; `b`'s panel is read in place (it stays in
-// L1/L2 while every row block passes) and `a`'s entries are broadcast from memory. Each output entry
-// is one multiply-add chain over k in increasing order, started from the output's old value
-// (accumulate) or zero, so a row's result depends on that row alone, never on N or the rows around.
+// output (or, where the output is wide enough, Isa::kWideRows rows times Isa::kWidePanel packets)
+// stays in registers across the inner dimension; `b`'s panel is read in place (it stays in L1/L2
+// while every row block passes) and `a`'s entries are broadcast from memory. Each output entry is
+// one multiply-add chain over k in increasing order, started from the output's old value
+// (accumulate) or zero, so a row's result depends on that row alone, never on N, M, the tile that
+// computed it or the rows around. An Isa with one tile gives its numbers twice.
 #pragma once
 
 #include <cstddef>
@@ -34,9 +36,24 @@ inline int smaller(int x, int y) { return x < y ? x : y; }
 
 // A panel of b is copied into consecutive rows where at least this many rows of the output pass
 // over it: the copy costs about what one block of rows reads of the panel, and measured on an Intel
-// Xeon it paid from a dozen blocks (the square 512 product and the forward's 1,024-row ones: 135 ->
-// 170 and 156 -> 177 GFLOP/s with AVX-512) but cost a tenth of the backward's a^T . d over 64 rows.
-constexpr int kPackRows = 12 * Isa::kRows;
+// Xeon it paid from a dozen blocks of 6 rows (the square 512 product and the forward's 1,024-row
+// ones: 135 -> 170 and 156 -> 177 GFLOP/s with AVX-512) but cost a tenth of the backward's a^T . d
+// over 64 rows (a fifth with AVX2's 4-row tiles, had the threshold followed their height).
+constexpr int kPackRows = 72;
+constexpr int kMostPackets = Isa::kWidePanel > Isa::kPanel ? Isa::kWidePanel : Isa::kPanel;
+
+// The rows of a tile of P packets: the wide tile's where P is its width, else the narrow one's.
+template <int P>
+constexpr int rows_of_tile = P > Isa::kPanel ? Isa::kWideRows : Isa::kRows;
+
+// How many packets the next panel covers, `left` whole packets remaining: a wide one where it fits
+// and does not leave a single packet that two narrow panels would have shared (AVX2: 4 packets as
+// 2 + 2, not 3 + 1, whose last panel would run 4-row blocks of one packet); else a narrow one.
+constexpr int panel_packets(int left) {
+  if (Isa::kWidePanel > Isa::kPanel && left >= Isa::kWidePanel && left - Isa::kWidePanel != 1)
+    return Isa::kWidePanel;
+  return left < Isa::kPanel ? left : Isa::kPanel;
+}
 
 // Where a chain starts: the output's old value (accumulate), the bias, their sum (one rounding, as
 // adding the bias first would give), or zero.
@@ -59,6 +76,9 @@ void block(float* out, int ldo, const float* a, int ars, int acs, const float* b
   for (int r = 0; r < R; ++r)
     for (int p = 0; p < P; ++p)
       acc[r][p] = start(out + size_t(r) * ldo + p * kLanes, accumulate, bias ? bias + p * kLanes : nullptr);
+  // Four k steps a loop turn: the loop's own counter, pointer and compare instructions otherwise
+  // take ports the multiply-adds need (measured 2-5% on every product, both AVX kernels).
+#pragma GCC unroll 4
   for (int k = 0; k < K; ++k) {
     Vec bk[P];
     for (int p = 0; p < P; ++p) bk[p] = Isa::load(b + size_t(k) * ldb + p * kLanes);
@@ -93,15 +113,16 @@ void partial_block_of_rows(int rows, float* out, int ldo, const float* a, int ar
   partial_block<R>(out, ldo, a, ars, acs, b, ldb, K, accumulate, bias, width);
 }
 
-// block<rows, packets> for rows in 1..kRows and packets in 1..kPanel, chosen at run time.
-template <int P, int R = Isa::kRows>
+// block<rows, packets> for packets in 1..kMostPackets and rows in 1..rows_of_tile<packets>, chosen
+// at run time.
+template <int P, int R = rows_of_tile<P>>
 void block_of_rows(int rows, float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int K,
                    bool accumulate, const float* bias) {
   if constexpr (R > 1)
     if (rows < R) return block_of_rows<P, R - 1>(rows, out, ldo, a, ars, acs, b, ldb, K, accumulate, bias);
   block<R, P>(out, ldo, a, ars, acs, b, ldb, K, accumulate, bias);
 }
-template <int P = Isa::kPanel>
+template <int P = kMostPackets>
 void block_of(int packets, int rows, float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb,
               int K, bool accumulate, const float* bias) {
   if constexpr (P > 1)
@@ -122,15 +143,16 @@ void product(float* out, int ldo, const float* a, int ars, int acs, const float*
     return;
   }
   const int whole = M / kLanes * kLanes;
-  // kDepth x kPanel packets: 32 KB with AVX-512, on the stack (no thread_local: this is also in
-  // the Python module, loaded with dlopen).
-  alignas(64) float packed_panel[kDepth * Isa::kPanel * kLanes];
+  // kDepth x kMostPackets packets: 32 KB with AVX-512, on the stack (no thread_local: this is also
+  // in the Python module, loaded with dlopen).
+  alignas(64) float packed_panel[kDepth * kMostPackets * kLanes];
   for (int k0 = 0; k0 < K; k0 += kDepth) {
     const int depth = smaller(kDepth, K - k0);
     const bool add = accumulate || k0 > 0;
     const float* first_bias = k0 == 0 ? bias : nullptr;  // later depth blocks continue the chains
     for (int j = 0; j < whole;) {
-      const int packets = smaller(Isa::kPanel, (whole - j) / kLanes);
+      const int packets = panel_packets((whole - j) / kLanes);
+      const int tile_rows = packets > Isa::kPanel ? Isa::kWideRows : Isa::kRows;
       const float* panel = b + size_t(k0) * ldb + j;
       int panel_ld = ldb;
       if (N >= kPackRows) {
@@ -145,8 +167,8 @@ void product(float* out, int ldo, const float* a, int ars, int acs, const float*
         panel = packed_panel;
         panel_ld = width;
       }
-      for (int r = 0; r < N; r += Isa::kRows)
-        block_of(packets, smaller(Isa::kRows, N - r), out + size_t(r) * ldo + j, ldo,
+      for (int r = 0; r < N; r += tile_rows)
+        block_of(packets, smaller(tile_rows, N - r), out + size_t(r) * ldo + j, ldo,
                  a + size_t(r) * ars + size_t(k0) * acs, ars, acs, panel, panel_ld, depth, add,
                  first_bias ? first_bias + j : nullptr);
       j += packets * kLanes;

@@ -10,7 +10,7 @@ namespace raspc {
 namespace {
 struct Isa {
   using Vec = __m512;
-  static constexpr int kLanes = 16, kRows = 6, kPanel = 4;
+  static constexpr int kLanes = 16, kRows = 6, kPanel = 4, kWideRows = 6, kWidePanel = 4;
   static Vec load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
   static Vec zero() { return _mm512_setzero_ps(); }

@@ -7,7 +7,7 @@ namespace raspc {
 namespace {
 struct Isa {
   typedef float Vec __attribute__((vector_size(16)));
-  static constexpr int kLanes = 4, kRows = 4, kPanel = 2;
+  static constexpr int kLanes = 4, kRows = 4, kPanel = 2, kWideRows = 4, kWidePanel = 2;
   static Vec load(const float* p) {
     Vec v;
     std::memcpy(&v, p, sizeof v);

@@ -1,6 +1,8 @@
 // The float products of runtime/gemm.hpp against a double-precision reference, on shapes that take
-// every path: whole register blocks and the rows and packets left over, the columns past the last
-// whole packet, an inner dimension across several depth blocks, and empty ones.
+// every path: whole register blocks and the rows and packets left over, the wide tiles of a kernel
+// that has them (AVX2's 4 x 3 packets, and the 2 + 2 packets it takes instead of 3 + 1: M = 37, 200),
+// the columns past the last whole packet, an inner dimension across several depth blocks, and empty
+// ones.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -21,7 +23,7 @@ struct Shape {
   int N, K, M;
 };
 const Shape kShapes[] = {{1, 1, 1},   {1, 64, 192}, {5, 7, 15},   {6, 16, 16},  {7, 130, 17},
-                         {13, 300, 70}, {83, 300, 70}, {25, 64, 200}, {544, 64, 64}, {3, 0, 20},  {0, 5, 9}};
+                         {13, 300, 70}, {83, 300, 70}, {25, 64, 200}, {29, 40, 37}, {544, 64, 64}, {3, 0, 20},  {0, 5, 9}};
 
 std::vector<float> random_values(size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
