@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <random>
+#include <string>
+#include <algorithm>
 
 #include <Eigen/Core>
 
@@ -16,6 +18,7 @@
 #include "runtime/flops.hpp"
 #include "runtime/gemm.hpp"
 #include "runtime/handset_aab.hpp"
+#include "bench/core_peak.hpp"
 #include "tests/runtime/random_model.hpp"
 
 using namespace raspc;
@@ -63,6 +66,13 @@ int main(int argc, char** argv) {
   // The kernel's float GEMM rate (runtime/gemm.hpp, the instruction set it chose): the square 512
   // product, and the batched forward's four products below (1,024 rows: 64 sequences x 16).
   std::printf("GEMM kernel: %s\n", gemm_isa_name(gemm_isa()));
+  const double peak = bench::madd_peak_gflops(gemm_isa(), std::min(budget, 0.5));
+  if (peak > 0) std::printf("this core's multiply-add peak now (registers only): %.1f GFLOP/s\n", peak);
+  auto of_peak = [&](double rate) {
+    char text[48] = "";
+    if (peak > 0) std::snprintf(text, sizeof text, " (%.0f%% of the peak)", 100 * rate * 1e-9 / peak);
+    return std::string(text);
+  };
   struct GemmShape {
     int N, K, M;
   };
@@ -93,10 +103,10 @@ int main(int argc, char** argv) {
     return flops_per_round * t.reps / t.cpu;
   };
   const double gemm_rate = gemm_rate_of({{512, 512, 512}});
-  std::printf("float GEMM 512x512x512: %.1f GFLOP/s\n", gemm_rate * 1e-9);
+  std::printf("float GEMM 512x512x512: %.1f GFLOP/s%s\n", gemm_rate * 1e-9, of_peak(gemm_rate).c_str());
   const double forward_gemm_rate = gemm_rate_of({{1024, 64, 192}, {1024, 64, 64}, {1024, 64, 256}, {1024, 256, 64}});
   std::printf("float GEMM, the batched forward's products (1024x64x192, 1024x64x64, 1024x64x256, 1024x256x64): "
-              "%.1f GFLOP/s\n\n", forward_gemm_rate * 1e-9);
+              "%.1f GFLOP/s%s\n\n", forward_gemm_rate * 1e-9, of_peak(forward_gemm_rate).c_str());
 
   // Decode latency: feed a whole context token by token, reset, repeat.
   Model aab = make_handset_aab();
