@@ -18,9 +18,10 @@ float scheduled_learning_rate(const OptimizerSettings& s, int step) {
 namespace {
 
 // The gradients' sum of squares in double, in 8 running sums (element i into sum i mod 8) added in a
-// fixed order at the end: the same number on every build and CPU, and vector code, where Eigen's
-// `cast<double>().square().sum()` was one scalar chain, a multiply-add's latency an element (half of
-// AdamW's time, 2.4% of the reference model's training step with AVX2).
+// fixed order at the end: vector code, where Eigen's `cast<double>().square().sum()` was one scalar
+// chain, a multiply-add's latency an element (half of AdamW's time, 2.4% of the reference model's
+// training step with AVX2). The same number on every build and CPU: a float's square is exact in
+// double, so a fused multiply-add rounds each sum as a multiply and an add would.
 double sum_of_squares(const float* g, size_t n) {
   constexpr size_t kSums = 8;
   double sums[kSums] = {};
