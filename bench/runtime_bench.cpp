@@ -1,16 +1,16 @@
-// The CPU runtime's speed, one thread: the GEMM kernel's rate, per-token decode latency with the
-// KV cache, and batched forward throughput as a fraction of the GEMM rate measured in the same run;
-// last, the batched forward on every core.
+// The CPU runtime's speed, one thread: the core's multiply-add peak and the GEMM kernel's rate,
+// per-token decode latency with the KV cache, and batched forward throughput as a fraction of the
+// GEMM rate measured in the same run; last, the batched forward on every core.
 //   runtime_bench [SECONDS_PER_MEASUREMENT]
 // Figures are recorded in bench/RESULTS.md, section "Runtime". Times are the thread's CPU time
 // (the build machines are shared; wall time is printed beside it).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <random>
 #include <string>
-#include <algorithm>
 
 #include <Eigen/Core>
 
