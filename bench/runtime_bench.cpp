@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <random>
 #include <string>
 
@@ -25,11 +24,6 @@ using namespace raspc;
 
 namespace {
 
-double thread_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -44,12 +38,12 @@ template <class Work>
 Timing measure(double budget, Work work) {
   work();
   Timing t;
-  double cpu0 = thread_seconds(), wall0 = wall_seconds();
-  while (thread_seconds() - cpu0 < budget) {
+  double cpu0 = bench::thread_cpu_seconds(), wall0 = wall_seconds();
+  while (bench::thread_cpu_seconds() - cpu0 < budget) {
     work();
     ++t.reps;
   }
-  t.cpu = thread_seconds() - cpu0;
+  t.cpu = bench::thread_cpu_seconds() - cpu0;
   t.wall = wall_seconds() - wall0;
   return t;
 }

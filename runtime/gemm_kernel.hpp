@@ -42,9 +42,8 @@ inline int smaller(int x, int y) { return x < y ? x : y; }
 constexpr int kPackRows = 72;
 constexpr int kMostPackets = Isa::kWidePanel > Isa::kPanel ? Isa::kWidePanel : Isa::kPanel;
 
-// The rows of a tile of P packets: the wide tile's where P is its width, else the narrow one's.
-template <int P>
-constexpr int rows_of_tile = P > Isa::kPanel ? Isa::kWideRows : Isa::kRows;
+// The rows of a tile of `packets` packets: the wide tile's where it is that wide, else the narrow one's.
+constexpr int rows_of_tile(int packets) { return packets > Isa::kPanel ? Isa::kWideRows : Isa::kRows; }
 
 // How many packets the next panel covers, `left` whole packets remaining: a wide one where it fits
 // and does not leave a single packet that two narrow panels would have shared (AVX2: 4 packets as
@@ -113,9 +112,9 @@ void partial_block_of_rows(int rows, float* out, int ldo, const float* a, int ar
   partial_block<R>(out, ldo, a, ars, acs, b, ldb, K, accumulate, bias, width);
 }
 
-// block<rows, packets> for packets in 1..kMostPackets and rows in 1..rows_of_tile<packets>, chosen
+// block<rows, packets> for packets in 1..kMostPackets and rows in 1..rows_of_tile(packets), chosen
 // at run time.
-template <int P, int R = rows_of_tile<P>>
+template <int P, int R = rows_of_tile(P)>
 void block_of_rows(int rows, float* out, int ldo, const float* a, int ars, int acs, const float* b, int ldb, int K,
                    bool accumulate, const float* bias) {
   if constexpr (R > 1)
@@ -152,7 +151,7 @@ void product(float* out, int ldo, const float* a, int ars, int acs, const float*
     const float* first_bias = k0 == 0 ? bias : nullptr;  // later depth blocks continue the chains
     for (int j = 0; j < whole;) {
       const int packets = panel_packets((whole - j) / kLanes);
-      const int tile_rows = packets > Isa::kPanel ? Isa::kWideRows : Isa::kRows;
+      const int tile_rows = rows_of_tile(packets);
       const float* panel = b + size_t(k0) * ldb + j;
       int panel_ld = ldb;
       if (N >= kPackRows) {
