@@ -1,10 +1,11 @@
 """PyTorch on exactly the workloads of bench/runtime_bench.cpp and bench/train_bench.cpp, one thread.
 
-    python torch_peer.py [--seconds S] [--steps N]
-        prints PyTorch's figures in the lines peers.sh reads
-    python torch_peer.py --raspc-runtime FILE --raspc-train FILE [...]
-        also reads raspc's output (runtime_bench's and train_bench's, from the same run) and
-        prints each figure side by side with its ratio
+    python torch_peer.py [--seconds S] [--steps N] [--json-out FILE]
+        prints PyTorch's figures (and writes them to FILE as JSON: one round of peers.sh)
+    python torch_peer.py --summarize DIR --rounds R
+        reads the R rounds of DIR (runtime_R.txt and train_R.txt, raspc's benches' output;
+        torch_R.json, this script's) and prints each figure's median on each side, the ratio of the
+        medians and the range of the rounds' own ratios
 
 The model is the d64 reference GPT-2 of both benches (n_embd 64, 2 layers, 4 heads, MLP 256,
 LayerNorm, GELU in its tanh form, tied unembedding), written directly in torch (no transformers
@@ -16,8 +17,11 @@ matrices and embeddings only). Times are the thread's (runtime) or the process's
 time, as raspc's benches measure theirs.
 """
 import argparse
+import json
 import math
+import os
 import re
+import statistics
 import sys
 import time
 
@@ -156,44 +160,75 @@ def raspc_figures(runtime_text, train_text):
     return figures
 
 
+def summarize(folder, rounds):
+    """The table of `rounds` alternating rounds: each side's median, the ratio of the medians."""
+    ours, peers, header = [], [], ""
+    for r in range(1, rounds + 1):
+        with open(os.path.join(folder, f"runtime_{r}.txt"), encoding="utf-8") as f, \
+                open(os.path.join(folder, f"train_{r}.txt"), encoding="utf-8") as g:
+            ours.append(raspc_figures(f.read(), g.read()))
+        with open(os.path.join(folder, f"torch_{r}.json"), encoding="utf-8") as f:
+            record = json.load(f)
+        header = record["header"]
+        peers.append(record["figures"])
+    print(header)
+    print(f"{rounds} rounds, each raspc's benches then torch's; a figure is its median over the rounds")
+    # Which way is better: a time (us/token) is better lower, a rate higher; the ratio is always
+    # raspc's advantage (above 1: raspc ahead).
+    lower_is_better = {"decode us/token"}
+
+    def ratio(name, raspc, torch_value):
+        return torch_value / raspc if name in lower_is_better else raspc / torch_value
+
+    print(f"{'figure':<22} {'raspc':>14} {'torch':>14} {'raspc/torch':>12}   rounds' ratios")
+    missing = 0
+    median = {}
+    for name in peers[0]:
+        values = [o[name] for o in ours if name in o]
+        if len(values) < rounds:
+            print(f"{name:<22} {'(not found)':>14} {statistics.median(p[name] for p in peers):>14.2f}")
+            missing += 1
+            continue
+        mine, theirs = statistics.median(values), statistics.median(p[name] for p in peers)
+        median[name] = (mine, theirs)
+        each = [ratio(name, o[name], p[name]) for o, p in zip(ours, peers)]
+        print(f"{name:<22} {mine:>14.2f} {theirs:>14.2f} {ratio(name, mine, theirs):>11.2f}x   "
+              f"{min(each):.2f}-{max(each):.2f}x")
+    # The clock of the machines these run on moves between runs; the products' share of the core's
+    # peak (runtime_bench measured it each round) says where a ratio was taken.
+    peaks = [o["core peak GFLOP/s"] for o in ours if "core peak GFLOP/s" in o]
+    if len(peaks) == rounds:
+        peak = statistics.median(peaks)
+        shares = ", ".join(f"{name.split(' GFLOP')[0]}: raspc {100 * median[name][0] / peak:.0f}%, "
+                           f"torch {100 * median[name][1] / peak:.0f}%"
+                           for name in ("gemm 512^3 GFLOP/s", "gemm forward GFLOP/s") if name in median)
+        print(f"the core's multiply-add peak (runtime_bench, median of {min(peaks):.1f}-{max(peaks):.1f}): "
+              f"{peak:.1f} GFLOP/s; of it, {shares}")
+    return 1 if missing else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="CPU seconds per runtime measurement")
     parser.add_argument("--steps", type=int, default=200, help="timed training steps")
-    parser.add_argument("--raspc-runtime", help="runtime_bench's output from the same run")
-    parser.add_argument("--raspc-train", help="train_bench's output from the same run")
+    parser.add_argument("--json-out", help="also write the figures here, as JSON (one round of peers.sh)")
+    parser.add_argument("--summarize", metavar="DIR", help="print the table of the rounds in DIR; measure nothing")
+    parser.add_argument("--rounds", type=int, default=1, help="how many rounds DIR holds")
     a = parser.parse_args()
+    if a.summarize:
+        return summarize(a.summarize, a.rounds)
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
     peer = runtime_figures(a.seconds)
     peer.update(train_figures(a.steps))
-    print(f"torch {torch.__version__}, one thread, CPU capability {torch.backends.cpu.get_cpu_capability()}")
-    if not (a.raspc_runtime and a.raspc_train):
-        for name, value in peer.items():
-            print(f"torch {name}: {value:.2f}")
-        return 0
-    with open(a.raspc_runtime, encoding="utf-8") as f, open(a.raspc_train, encoding="utf-8") as g:
-        ours = raspc_figures(f.read(), g.read())
-    # Which way is better: a time (us/token) is better lower, a rate higher; the ratio is always
-    # raspc's advantage (above 1: raspc ahead).
-    lower_is_better = {"decode us/token"}
-    print(f"{'figure':<22} {'raspc':>14} {'torch':>14} {'raspc/torch':>12}")
-    missing = 0
+    header = f"torch {torch.__version__}, one thread, CPU capability {torch.backends.cpu.get_cpu_capability()}"
+    print(header)
     for name, value in peer.items():
-        if name not in ours:
-            print(f"{name:<22} {'(not found)':>14} {value:>14.2f}")
-            missing += 1
-            continue
-        ratio = value / ours[name] if name in lower_is_better else ours[name] / value
-        print(f"{name:<22} {ours[name]:>14.2f} {value:>14.2f} {ratio:>11.2f}x")
-    # The clock of the machines these run on moves between runs; the products' share of the core's
-    # peak (runtime_bench measured it) says where a ratio was taken.
-    peak = ours.get("core peak GFLOP/s")
-    if peak:
-        shares = ", ".join(f"{name.split(' GFLOP')[0]}: raspc {100 * ours[name] / peak:.0f}%, torch {100 * peer[name] / peak:.0f}%"
-                           for name in ("gemm 512^3 GFLOP/s", "gemm forward GFLOP/s") if name in ours and name in peer)
-        print(f"the core's multiply-add peak (runtime_bench): {peak:.1f} GFLOP/s; of it, {shares}")
-    return 1 if missing else 0
+        print(f"torch {name}: {value:.2f}")
+    if a.json_out:
+        with open(a.json_out, "w", encoding="utf-8") as f:
+            json.dump({"header": header, "figures": peer}, f)
+    return 0
 
 
 if __name__ == "__main__":
