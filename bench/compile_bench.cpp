@@ -7,11 +7,11 @@
 //                      maximum length 5, beside Tracr's own figures (shared/acceptance/tracr_sizes.md)
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "bench/thread_clock.hpp"
 #include "compiler/compile.hpp"
 #include "language/program_file.hpp"
 #include "language/evaluate.hpp"
@@ -21,12 +21,6 @@
 using namespace raspc;
 
 namespace {
-
-double thread_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
 
 std::string programs_dir() {
   if (std::filesystem::exists("programs")) return "programs";
@@ -50,10 +44,10 @@ Measured measure(const std::shared_ptr<const SourceFile>& source, const std::vec
     o.mode = mode;
     o.verify = false;
     try {
-      double start = thread_seconds();
+      double start = bench::thread_cpu_seconds();
       Program program = evaluate_program(source);
       m.result = compile_program(program, o);
-      times.push_back(1000.0 * (thread_seconds() - start));
+      times.push_back(1000.0 * (bench::thread_cpu_seconds() - start));
     } catch (const UserError& e) {
       std::string text = e.what();
       size_t at = text.find("error: ");

@@ -5,17 +5,10 @@
 // only read right beside the peak it ran at.
 #pragma once
 
-#include <ctime>
-
+#include "bench/thread_clock.hpp"
 #include "runtime/gemm.hpp"
 
 namespace raspc::bench {
-
-inline double thread_cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 #if defined(__x86_64__)
 // 24 multiply-adds a turn into 12 accumulators: more independent chains than the two FMA ports

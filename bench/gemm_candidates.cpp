@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
@@ -26,6 +25,7 @@
 
 #include <Eigen/Core>
 
+#include "bench/thread_clock.hpp"
 #include "runtime/gemm.hpp"
 
 #ifdef RASPC_HAVE_LIBXSMM
@@ -33,12 +33,6 @@
 #endif
 
 namespace {
-
-double thread_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 struct Shape {
   const char* what;
@@ -176,9 +170,9 @@ int main(int argc, char** argv) {
         continue;
       }
       long reps = 0;
-      const double start = thread_seconds();
+      const double start = raspc::bench::thread_cpu_seconds();
       double used = 0;
-      while ((used = thread_seconds() - start) < budget) {
+      while ((used = raspc::bench::thread_cpu_seconds() - start) < budget) {
         product(out.data(), a.data(), b.data());
         sink += out[0];
         ++reps;

@@ -4,13 +4,13 @@
 // Figures are recorded in bench/RESULTS.md, section "Interpreter".
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench/thread_clock.hpp"
 #include "language/evaluate.hpp"
 #include "language/interpret.hpp"
 
@@ -50,18 +50,15 @@ int main(int argc, char** argv) {
       std::vector<raspc::Value> input(static_cast<size_t>(length));
       uint64_t checksum = 0;  // keeps the work observable
       auto start = std::chrono::steady_clock::now();
-      std::timespec cpu_start;
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_start);
+      const double cpu_start = raspc::bench::thread_cpu_seconds();
       for (long i = 0; i < inputs; ++i) {
         for (auto& token : input) token = workload.vocabulary[pick(rng)];
         std::vector<raspc::Value> labels = interpreter.run(input);
         checksum = checksum * 31 + uint64_t(labels[0].number.num) + labels[size_t(length) - 1].string_id;
       }
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::timespec cpu_end;
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_end);
       // CPU time is what one core costs even when the machine is shared; wall time is shown beside it.
-      double cpu_seconds = double(cpu_end.tv_sec - cpu_start.tv_sec) + 1e-9 * double(cpu_end.tv_nsec - cpu_start.tv_nsec);
+      const double cpu_seconds = raspc::bench::thread_cpu_seconds() - cpu_start;
       std::printf("%-5s %10ld inputs  cpu %7.2f s  wall %7.2f s  %11.0f inputs/s (cpu)  %6.2f us/input  (checksum %016llx)\n",
                   workload.program, inputs, cpu_seconds, seconds, double(inputs) / cpu_seconds,
                   1e6 * cpu_seconds / double(inputs), (unsigned long long)checksum);
