@@ -204,7 +204,8 @@ class Inferrer {
     auto widths = std::vector<std::vector<int>>(size_t(n));
     for (int q = 0; q < n; ++q) {
       if (holds.empty()) {
-        for (int w = 0; w <= q + 1; ++w) widths[size_t(q)].push_back(w);
+        // A causal query sees its own key: at least 1 where the selector always selects it.
+        for (int w = selects_own_key(selector) ? 1 : 0; w <= q + 1; ++w) widths[size_t(q)].push_back(w);
         continue;
       }
       // A key must exist (k < length) and, in causal mode, be visible (k <= q).
@@ -308,6 +309,22 @@ class Inferrer {
     set_bounds(out);
   }
 
+  // Whether a selector selects every query's own key whatever the input: `select(x, x, ==)` (a value
+  // equals itself), an `and` of two such, an `or` with one. Its width is then at least 1.
+  bool selects_own_key(NodeId selector) const {
+    const Node& node = program_.node(selector);
+    switch (node.kind) {
+      case NodeKind::Select:
+        return node.inputs[0] == node.inputs[1] && node.comparison == Comparison::Eq;
+      case NodeKind::SelectAnd:
+        return selects_own_key(node.inputs[0]) && selects_own_key(node.inputs[1]);
+      case NodeKind::SelectOr:
+        return selects_own_key(node.inputs[0]) || selects_own_key(node.inputs[1]);
+      default:
+        return false;
+    }
+  }
+
   // A count of selected keys (a selector_width, a width part): 0..n, by position where the
   // selector depends on positions only.
   void infer_width(NodeId id) {
@@ -316,6 +333,13 @@ class Inferrer {
     const int n = options_.max_len;
     std::vector<std::vector<int>> widths = widths_by_position(node.inputs[0]);
     std::vector<uint8_t> possible(size_t(n) + 1, widths.empty());
+    // Listed by position above (a positional selector's exactly, a causal one's from the keys a query
+    // sees, its own counted), or else 0..n, where one that selects every query's own key never has
+    // width 0 (hist's count is 1..n: a value, a dimension and an output token fewer). BOS, whose
+    // width head sees only itself, reads as width 0 all the same: the lowering simulates BOS's
+    // residual through every block and corrects each later head's reads of it (lower_head.cpp), so
+    // what an MLP writes at BOS for a value outside its table is never an error.
+    if (widths.empty() && selects_own_key(node.inputs[0])) possible[0] = 0;
     for (const std::vector<int>& at : widths) {
       out.by_position.emplace_back();
       for (int w : at) out.by_position.back().push_back(Value::of_int(w)), possible[size_t(w)] = 1;
@@ -323,13 +347,14 @@ class Inferrer {
     for (int i = 0; i <= n; ++i)
       if (possible[size_t(i)]) out.values.push_back(Value::of_int(i));
     out.encoding = Encoding::Categorical;
-    out.why = "selector_width: categorical 0.." + std::to_string(n) + ", read from BOS's attention weight 1/(w+1)";
+    const std::string range = (possible[0] ? "0.." : "1..") + std::to_string(n);
+    out.why = "selector_width: categorical " + range + ", read from BOS's attention weight 1/(w+1)";
     if (is_construction(node, WidthHeadKind::WidthPart))
-      out.why = "selector_width: categorical 0.." + std::to_string(n) +
+      out.why = "selector_width: categorical " + range +
                 ", a part of a split width, read from its keys' attention weight w/(w+Z), BOS weighing as Z = " +
                 std::to_string(int64_t(width_bos_weight(node, n))) + " of them";
     if (result_.numbers.of(id) == NumberRole::WidthNumber)
-      out.why = "selector_width: 0.." + std::to_string(n) + ", " + result_.numbers.why[size_t(id)];
+      out.why = "selector_width: " + range + ", " + result_.numbers.why[size_t(id)];
     else if (result_.numbers.of(id) != NumberRole::None)
       out.why = "length: " + result_.numbers.why[size_t(id)];
   }

@@ -68,7 +68,7 @@ TEST_CASE("compile cli: --dump-after and --explain") {
   CHECK(r.code == 0);
   CHECK(r.out.find("# schedule: 1 block\nblock 0\n  attention: hist\n  mlp: hist(hist as 1/(w+1)) erase hist(hist as "
                    "1/(w+1))\n") != std::string::npos);
-  CHECK(r.out.find("hist: categorical, because selector_width: categorical 0..4") != std::string::npos);
+  CHECK(r.out.find("hist: categorical, because selector_width: categorical 1..4") != std::string::npos);
   Result bad = raspc_cli("compile programs/hist.rasp --dump-after=parse");
   CHECK(bad.code == 1);
   const std::string passes =

@@ -99,7 +99,7 @@ TEST_CASE("raspc run --inputs runs one input a line, and --json prints one objec
   CHECK(r.code == 0);
   nlohmann::json one = nlohmann::json::parse(r.out);
   CHECK(one["logits"].size() == 3);  // BOS, a, b
-  CHECK(one["logits"][0].size() == 12);  // the vocabulary: BOS, a-d, counts 0-6
+  CHECK(one["logits"][0].size() == 11);  // the vocabulary: BOS, a-d, counts 1-6 (a token counts itself)
 
   // A bad line is reported at its own line and column, before any result is printed.
   std::ofstream(scratch_folder() / "bad.txt") << "ab\nabz\n";

@@ -95,13 +95,13 @@ TEST_CASE("messages: generate refuses a model whose outputs are not next tokens,
   CHECK(r.code == 1);
   CHECK(r.out == "");
   CHECK(r.err ==
-        "counts.safetensors: error: this model's outputs include tokens that are not input tokens (0 1 2 3 4), so its "
+        "counts.safetensors: error: this model's outputs include tokens that are not input tokens (1 2 3 4), so its "
         "output at a position is a value computed there, not the next token; run it with `raspc run` (--force "
         "generates anyway)\n");
   Result forced = raspc_cli("generate counts.safetensors --prompt ab -n 1 --force");
   CHECK(forced.code == 0);
   CHECK(forced.err ==
-        "counts.safetensors: warning: this model's outputs include tokens that are not input tokens (0 1 2 3 4), so its "
+        "counts.safetensors: warning: this model's outputs include tokens that are not input tokens (1 2 3 4), so its "
         "output at a position is a value computed there, not the next token; generating anyway (--force)\n");
 }
 

@@ -59,11 +59,23 @@ TEST_CASE("infer: value sets by position") {
   // in inputs longer than i, and the query selects itself) ...
   const compiler::SopInfo& same = inf.info[p.find("same")];
   CHECK(same.by_position.empty());
-  // ... and at most i + 1 in causal mode, where the query sees only the keys up to itself.
+  CHECK(shown(same.values) == std::vector<std::string>{"1", "2", "3", "4"});
+  // ... and 1..i + 1 in causal mode, where the query sees only the keys up to itself.
   o.mode = Mode::Causal;
   compiler::Inference causal = compiler::infer(p, o);
   REQUIRE(causal.info[p.find("same")].by_position.size() == 4);
-  CHECK(shown(causal.info[p.find("same")].by_position[1]) == std::vector<std::string>{"0", "1", "2"});
+  CHECK(shown(causal.info[p.find("same")].by_position[1]) == std::vector<std::string>{"1", "2"});
+  // A selector that may leave out the query's own key keeps 0: an `and` with one that does not
+  // select it, or a comparison other than equality.
+  Program q = program_from_text(
+      "seen = selector_width(select(tokens, tokens, ==) and select(indices, indices, <));\n"
+      "either = selector_width(select(tokens, tokens, ==) or select(indices, indices, <));\n"
+      "other = selector_width(select(tokens, tokens, !=));\nseen + either + other;");
+  o.mode = Mode::Bidirectional;
+  compiler::Inference mixed = compiler::infer(q, o);
+  CHECK(shown(mixed.info[q.find("seen")].values) == std::vector<std::string>{"0", "1", "2", "3", "4"});
+  CHECK(shown(mixed.info[q.find("either")].values) == std::vector<std::string>{"1", "2", "3", "4"});
+  CHECK(shown(mixed.info[q.find("other")].values) == std::vector<std::string>{"0", "1", "2", "3", "4"});
 }
 
 TEST_CASE("infer: a map of indices and of values shared by every position selects one key") {
