@@ -202,10 +202,11 @@ class Inferrer {
     std::vector<std::vector<uint8_t>> holds = positional_selection(selector);
     if (holds.empty() && !causal) return {};
     auto widths = std::vector<std::vector<int>>(size_t(n));
+    // A causal query sees its own key: at least 1 where the selector always selects it.
+    const int fewest = holds.empty() && selects_own_key(selector) ? 1 : 0;
     for (int q = 0; q < n; ++q) {
       if (holds.empty()) {
-        // A causal query sees its own key: at least 1 where the selector always selects it.
-        for (int w = selects_own_key(selector) ? 1 : 0; w <= q + 1; ++w) widths[size_t(q)].push_back(w);
+        for (int w = fewest; w <= q + 1; ++w) widths[size_t(q)].push_back(w);
         continue;
       }
       // A key must exist (k < length) and, in causal mode, be visible (k <= q).
@@ -325,8 +326,8 @@ class Inferrer {
     }
   }
 
-  // A count of selected keys (a selector_width, a width part): 0..n, by position where the
-  // selector depends on positions only.
+  // A count of selected keys (a selector_width, a width part): 0..n (1..n where the selector selects
+  // the query's own key), by position where the selector depends on positions only.
   void infer_width(NodeId id) {
     const Node& node = program_.node(id);
     SopInfo& out = info(id);
