@@ -16,6 +16,9 @@
 //   hist:2       a categorical s-op's one-hot
 //   frac         a numerical s-op
 //   hist.scratch a selector width's 1/(w+1) (scratch_level), erased by its MLP
+//   position.high:2, position.low:5
+//                an index's two digits i / B and i % B, one-hots in the position embedding, for
+//                prefix means' heads (constructions/prefix_mean.cpp)
 //   position.ln  ln(i + 1/2) by position, balanced (.ln .-ln .y .-y): BOS's score in width steps' heads
 //   indices.x    a number group (indices, length, widths read by numerical selectors): .x .-x .x2 .-x2
 //                .y .-y, balanced so that LayerNorm sees the same moments at every position
@@ -72,6 +75,10 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
       a.log_position.push_back(add(part));
     a.log_position_scale = std::max(1.0, std::log(double(options.max_len) + 0.5));
   }
+  if (inference.numbers.digit_base > 0) {
+    for (int j = 0; j < inference.numbers.digit_count; ++j) a.digit_high.push_back(add("position.high:" + std::to_string(j)));
+    for (int b = 0; b < inference.numbers.digit_base; ++b) a.digit_low.push_back(add("position.low:" + std::to_string(b)));
+  }
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];
     if (!info.needed) continue;
@@ -88,6 +95,8 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
       continue;
     }
     NumberRole role = inference.numbers.of(id);
+    // Read only through its number group or its digits (below): no one-hot.
+    if (node.kind == NodeKind::Indices && !inference.numbers.indices_onehot && role == NumberRole::None) continue;
     if (role == NumberRole::Indices || role == NumberRole::LastIndex || role == NumberRole::WidthNumber) {
       std::vector<int> dims;
       for (const char* part : {".x", ".-x", ".x2", ".-x2", ".y", ".-y"}) dims.push_back(add(name + part));

@@ -256,7 +256,14 @@ class Inferrer {
         for (int i = 0; i < n; ++i) out.by_position.push_back({Value::of_int(i)});
         out.encoding = Encoding::Categorical;
         out.why = "indices: one dimension per position";
-        if (result_.numbers.indices_group)
+        if (!result_.numbers.indices_group && !result_.numbers.indices_onehot)
+          out.why = "indices: read only by prefix means, so two digits (" +
+                    std::to_string(result_.numbers.digit_base + result_.numbers.digit_count) +
+                    " dimensions) in the position embedding instead of one dimension per position";
+        else if (!result_.numbers.indices_onehot && result_.numbers.digit_base > 0)
+          out.why = "indices: read only by numerical selectors and prefix means, so a number group of 6 "
+                    "dimensions and two digits in the position embedding instead of one dimension per position";
+        else if (result_.numbers.indices_group)
           out.why = result_.numbers.indices_onehot
                         ? "indices: one dimension per position, and a number group (6 dimensions) for numerical "
                           "selectors"
@@ -778,6 +785,13 @@ Inference infer(const Program& program, const CompileOptions& options) {
       inference = Inferrer(program, options, cut, numbers).run();
     }
     bool replan = false;
+    for (NodeId sel = 0; sel < NodeId(program.nodes.size()); ++sel) {
+      if (inference.numbers.of(sel) != NumberRole::PrefixDigits) continue;
+      if (std::string why = prefix_mean_refusal(program, inference, sel); !why.empty()) {
+        excluded[sel] = why;
+        replan = true;
+      }
+    }
     for (auto& [sel, plan] : inference.numbers.selects) {
       if (!plan.terms.empty()) {
         std::string why;

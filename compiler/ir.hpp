@@ -42,8 +42,9 @@ constexpr size_t kValueSetLimit = 2048;
 constexpr size_t kCombinationLimit = 1 << 16;
 // A map of one input lists that input's values once, and its MLP steps only where the map's value
 // changes, so its cost is not the count of values: the most values such a lookup, and a mean's
-// value set, may list (dyck1's prefix means at max length 1,024 take 320,000 values).
-constexpr size_t kSingleInputLimit = size_t(1) << 20;
+// value set, may list (dyck1's prefix means at max length 1,024 take 320,000 values; listed by the
+// number of keys averaged, shuffle_dyck2's means of -1, 0 and 1 there are 1,050,625 entries).
+constexpr size_t kSingleInputLimit = size_t(1) << 21;
 // The most (value, position) pairs the per-position value sets of one s-op, or the positions of
 // one table's combinations, may hold in all: beyond it they are not kept (a mean's values then
 // count at every position) or the table is not listed. About 130 MB.
@@ -90,6 +91,8 @@ enum class NumberRole : uint8_t {
   Affine,        // an affine map of indices and length read only by numerical selectors
   Select,        // a numerical selector
   WidthNumber,   // a selector width read as the integer w: its MLP writes w's number group
+  PrefixDigits,  // bidirectional `select(indices, indices, <=)` read only by means: two heads over the
+                 // position's digits (constructions/prefix_mean.cpp)
 };
 // value = indices * i + length * L + constant (in causal mode L is folded into i: L = i + 1).
 struct AffineForm {
@@ -134,6 +137,9 @@ struct PositionNumbers {
   bool indices_group = false;   // the position embedding carries indices' number group
   bool indices_onehot = true;   // something reads indices as a one-hot
   double centre = 0, extent = 1;  // group values are (v - centre) / extent, squared / extent^2
+  // Where a prefix selector reads them (PrefixDigits), an index i is written as the digits
+  // i / digit_base (digit_count values) and i % digit_base, each a one-hot in the position embedding.
+  int digit_base = 0, digit_count = 0;
   NumberRole of(NodeId id) const { return role.empty() ? NumberRole::None : role[size_t(id)]; }
 };
 // The sharpness of numerical selectors: the nearest key outscores the next by beta per unit
@@ -157,7 +163,17 @@ NumericMargin numeric_select_margin(const NumericSelect& plan, int max_len);
 // out of range, terms whose values do not fit).
 PositionNumbers plan_position_numbers(const Program& program, const CompileOptions& options,
                                       const std::map<NodeId, std::string>& excluded);
+// The prefix mean (constructions/prefix_mean.cpp): an index's two digits (base, count of high
+// digits) at --max-len n; whether a selector may be PrefixDigits (bidirectional
+// `select(indices, indices, <=)` where the digits are fewer dimensions than the index's one-hot);
+// and --explain's why for one.
+std::pair<int, int> prefix_digits(int max_len);
+bool prefix_digits_candidate(const Program& program, NodeId selector, const CompileOptions& options);
+std::string prefix_digits_why(int max_len);
 struct Inference;
+// Why a PrefixDigits selector must stay a table once inferred (something but a numerical mean reads
+// it), or "" where every reader is a mean.
+std::string prefix_mean_refusal(const Program& program, const Inference& inference, NodeId selector);
 // A numerical selector with query terms is planned before the terms' values are known: once they
 // are inferred, this checks them (integers, read off a one-hot), bounds the query at every
 // (length, position), and chooses the fallback: true and the plan completed, or false and why the selector
@@ -477,7 +493,7 @@ struct Schedule {
   std::vector<int> block_of;            // by NodeId: the block that writes it (0: embedding, -1: none)
   std::vector<int> ready;               // by NodeId: time its residual value is complete (2b-1 attn, 2b MLP)
   std::vector<uint8_t> materialised;    // by NodeId: has residual dimensions
-  std::vector<std::vector<NodeId>> heads;   // by block-1: Aggregate / SelectorWidth nodes
+  std::vector<std::vector<NodeId>> heads;   // by block-1: Aggregate / SelectorWidth nodes (a prefix mean twice: its two heads)
   std::vector<std::vector<MlpJob>> mlps;    // by block-1
   std::vector<std::string> why;         // by NodeId, for --explain
 };
@@ -501,6 +517,9 @@ struct Allocation {
   // where nothing reads it.
   std::vector<int> log_position;
   double log_position_scale = 1;
+  // The one-hots of an index's two digits (PositionNumbers::digit_base), for prefix means' heads
+  // (constructions/prefix_mean.cpp): high digit i / base, low digit i % base. Empty where none reads them.
+  std::vector<int> digit_high, digit_low;
   std::vector<double> log_position_group(int index) const;  // BOS (index -1) holds u = 0
   int width() const { return int(labels.size()); }
 };

@@ -168,6 +168,7 @@ std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
   double sum = one + 2 * kTokenAmplitude, square = one * one + 2 * kTokenAmplitude * kTokenAmplitude;
   if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
   if (!ctx.allocation.log_position.empty()) square += 2.0;  // u^2 + u^2 + y^2 + y^2, in the embedding
+  if (!ctx.allocation.digit_high.empty()) sum += 2.0, square += 2.0;  // a position's two digits' one-hots
   // A number group adds 0 to the sum and 6 to the sum of squares once written.
   for (const auto& [id, dims] : ctx.allocation.number) {
     // indices' in the embedding, length's by its head, a width's (or a map's) by its MLP.
@@ -306,6 +307,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     }
   }
 
+  write_position_digits(ctx, out);
   if (schedule.embedded) write_embedded_map(ctx, *schedule.embedded, out);
   if (inference.numbers.of(output) == NumberRole::WidthNumber) write_number_output(ctx, out);
 

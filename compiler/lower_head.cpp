@@ -241,7 +241,9 @@ Functional scaled(const Functional& f, double s) {
 
 namespace {
 
-HeadScores head_scores(const LowerContext& ctx, NodeId id) {
+// `part` tells the heads of one node apart: a prefix mean has two (0 and 1), every other node one.
+HeadScores head_scores(const LowerContext& ctx, NodeId id, int part) {
+  if (prefix_mean_head(ctx, id)) return prefix_mean_scores(ctx, part);
   if (std::optional<HeadScores> numerical = numerical_selector_scores(ctx, id)) return *numerical;
   const Node& node = ctx.program.node(id);
   const int one = ctx.allocation.one;
@@ -273,7 +275,8 @@ Functional every_token_but_bos(const LowerContext& ctx) {
 
 std::pair<int, int> head_dimensions(const LowerContext& ctx, NodeId head) {
   const Node& node = ctx.program.node(head);
-  int dqk = int(head_scores(ctx, head).terms.size()) + 2;
+  int dqk = int(head_scores(ctx, head, 0).terms.size()) + 2;
+  if (prefix_mean_head(ctx, head)) dqk = std::max(dqk, int(head_scores(ctx, head, 1).terms.size()) + 2);
   int dv = 1;
   if (ctx.inference.numbers.of(head) == NumberRole::LastIndex) dv = 6;
   else if (node.kind == NodeKind::Aggregate && ctx.info(head).encoding == Encoding::Categorical)
@@ -287,10 +290,12 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
   const int C = ctx.width;
   std::vector<double> y = layer_norm(bos_in, gain, ctx.options.layer_norm);
   std::vector<LoweredHead> lowered;
-  for (NodeId id : heads) {
+  for (size_t h = 0; h < heads.size(); ++h) {
+    const NodeId id = heads[h];
     const Node& node = program.node(id);
     bool width = counts_keys(node);
-    HeadScores scores = head_scores(ctx, id);
+    const int part = int(std::count(heads.begin(), heads.begin() + std::ptrdiff_t(h), id));
+    HeadScores scores = head_scores(ctx, id, part);
     std::vector<Term>& terms = scores.terms;
     int T = int(terms.size());
     LoweredHead head;
@@ -376,8 +381,10 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
       }
     } else {
       values.push_back(ctx.numeric_view(node.inputs[1]));
+      // A prefix mean's BOS weighs as the other part's keys and must add nothing (every query selects
+      // its own key, so the default is never taken).
       const Value& d = node.default_value;
-      bos_target.push_back(number_of(d));
+      bos_target.push_back(prefix_mean_head(ctx, id) ? 0.0 : number_of(d));
       out_dims.push_back(ctx.allocation.numeric.at(id));
     }
     int dv = int(values.size());

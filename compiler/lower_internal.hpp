@@ -102,6 +102,12 @@ std::vector<Term> selector_terms(const LowerContext& ctx, NodeId selector, doubl
 // as constructions/numerical_selector.cpp writes them; nothing for any other head.
 std::optional<HeadScores> numerical_selector_scores(const LowerContext& ctx, NodeId head);
 
+// The scores of part 0 or 1 of a prefix mean's two heads, and the position digits they read in
+// the position embedding (constructions/prefix_mean.cpp).
+HeadScores prefix_mean_scores(const LowerContext& ctx, int part);
+void write_position_digits(const LowerContext& ctx, Lowered& out);
+// Whether a head computes a mean over a PrefixDigits selector (two heads, one node).
+bool prefix_mean_head(const LowerContext& ctx, NodeId head);
 // Writes the output's embedded map into the embeddings' rows (constructions/embedded_map.cpp).
 void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out);
 // Writes the output tokens' rows that read a width output's number group (constructions/number_output.cpp).

@@ -188,7 +188,11 @@ class Scheduler {
     s_.blocks = std::max(s_.blocks, b);
     if (s_.heads.size() < size_t(b)) s_.heads.resize(size_t(b));
     s_.heads[size_t(b - 1)].push_back(id);
-    s_.why[id] = "a head, blocks." + std::to_string(b - 1) + ".attn: its inputs are ready " +
+    // A mean over a prefix of the position's digits is two heads (constructions/prefix_mean.cpp).
+    const bool two = node.kind == NodeKind::Aggregate && role(node.inputs[0]) == NumberRole::PrefixDigits;
+    if (two) s_.heads[size_t(b - 1)].push_back(id);
+    s_.why[id] = std::string(two ? "two heads" : "a head") + ", blocks." + std::to_string(b - 1) +
+                 ".attn: its inputs are ready " +
                  (t == 0 ? std::string("at the embeddings") : "after " + describe_time(t));
   }
 

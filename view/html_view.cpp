@@ -378,6 +378,9 @@ std::string construction_sentence(const std::string& construction) {
                      "along one line. docs/long-contexts.md, \"A stable sort's blocks\"."},
       {"numerical_selector", "Scores -(q-k)^2 between numbers built from positions: the nearest key wins. "
                              "docs/long-contexts.md, \"Numerical selectors\"."},
+      {"prefix_mean", "One of a prefix mean's two heads over the position's digits: the keys before the query's "
+                      "high digit, or those of its high digit up to its own; BOS weighs as the other head's keys, "
+                      "so the two heads' outputs add up to the mean. docs/long-contexts.md, \"Prefix means\"."},
       {"length", "Copies the last position's index number (length - 1) to every position. docs/long-contexts.md, "
                  "\"Numerical selectors\"."}};
   const auto it = notes.find(construction);

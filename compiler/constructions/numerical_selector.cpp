@@ -38,6 +38,7 @@
 #include <cstdio>
 #include <functional>
 #include <set>
+#include <tuple>
 
 #include "compiler/lower_internal.hpp"
 
@@ -236,9 +237,24 @@ class Planner {
                   : "read only as a number by numerical selectors: one head copies the last position's indices "
                     "group (length - 1), beta*index scores, no MLP";
     }
+    // Prefix means over the position's digits (prefix_mean.cpp), where no reason to keep the table
+    // was found once inferred.
+    bool digits = false;
+    for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
+      if (!needed_[size_t(id)] || candidates.count(id) || !prefix_digits_candidate(program_, id, options_)) continue;
+      if (auto excluded = excluded_.find(id); excluded != excluded_.end()) {
+        out_.why[size_t(id)] = excluded->second;
+        continue;
+      }
+      out_.role[size_t(id)] = NumberRole::PrefixDigits;
+      out_.why[size_t(id)] = prefix_digits_why(n_);
+      digits = true;
+    }
+    if (digits) std::tie(out_.digit_base, out_.digit_count) = prefix_digits(n_);
     if (indices_ >= 0) {
       out_.role[size_t(indices_)] = out_.indices_group ? NumberRole::Indices : NumberRole::None;
-      out_.indices_onehot = !out_.indices_group || !read_only_as_number(indices_, number_only, candidates);
+      out_.indices_onehot =
+          !(out_.indices_group || digits) || !read_only_as_number(indices_, number_only, candidates);
     }
     // A width output of many values: its number group, read by the unembedding (number_output.cpp).
     if (number_output(program_, options_) && out_.role[size_t(program_.output)] == NumberRole::None) {
@@ -678,7 +694,9 @@ class Planner {
                            const std::map<NodeId, NumericSelect>& selects) const {
     if (id == program_.output) return false;
     for (NodeId user : users_[size_t(id)])
-      if (needed_[size_t(user)] && !selects.count(user) && !only[size_t(user)]) return false;
+      if (needed_[size_t(user)] && !selects.count(user) && !only[size_t(user)] &&
+          out_.of(user) != NumberRole::PrefixDigits)
+        return false;
     return true;
   }
 };

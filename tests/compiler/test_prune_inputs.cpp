@@ -58,10 +58,12 @@ TEST_CASE("a causal prefix selector reads no s-op: dyck1 grows by its position e
   // 3,900, of which 1,040 are the position embedding.
   CHECK(r.report.parameters < 5000);
   // The interpreter's semantics are the selector's: the same outputs in bidirectional mode,
-  // where the rewrite does not apply and the table over positions is built.
+  // where the rewrite does not apply and the prefix mean is two heads over the position's digits
+  // (test_prefix_means.cpp).
   CompileOptions b = test_options(parens, 10, Mode::Bidirectional);
   CompileResult rb = compile_program(f.program, b);
   INFO(rb.report.first_mismatch);
   CHECK(rb.report.mismatches == 0);
-  CHECK(has_label(rb.model, "indices:"));
+  CHECK(has_label(rb.model, "position.high:"));
+  CHECK_FALSE(has_label(rb.model, "indices:"));
 }

@@ -118,8 +118,8 @@ namespace {
 // over the nonzero blocks, which tests/compiler/test_verification_backend.cpp compares with it.
 enum class Forward { Dense, Verification };
 
-void check_at_length(const std::string& name, const Program& program, const std::vector<Value>& vocab, Mode mode,
-                     int max_len, int first, int last, Forward forward = Forward::Dense) {
+void check_at_lengths(const std::string& name, const Program& program, const std::vector<Value>& vocab, Mode mode,
+                      int max_len, const std::vector<int>& lengths, Forward forward = Forward::Dense) {
   CompileOptions o;
   o.vocab = vocab;
   o.max_len = max_len;
@@ -130,8 +130,8 @@ void check_at_length(const std::string& name, const Program& program, const std:
   if (forward == Forward::Dense) backend = make_backend(r.model);
   else backend = std::make_unique<VerificationBackend>(r.model);
   Interpreter interpreter(program, mode);
-  std::mt19937_64 random(uint64_t(first) * 7919 + uint64_t(last));
-  for (int length = first; length <= last; ++length) {
+  std::mt19937_64 random(uint64_t(lengths.front()) * 7919 + uint64_t(lengths.back()));
+  for (int length : lengths) {
     long mismatches = 0, defined = 0;
     for (int sample = 0; sample < 1000; ++sample) {
       std::vector<Value> input;
@@ -159,6 +159,17 @@ void check_at_length(const std::string& name, const Program& program, const std:
     CHECK(mismatches == 0);
     CHECK(defined == 1000);
   }
+}
+
+std::vector<int> from_to(int first, int last) {
+  std::vector<int> lengths;
+  for (int length = first; length <= last; ++length) lengths.push_back(length);
+  return lengths;
+}
+
+void check_at_length(const std::string& name, const Program& program, const std::vector<Value>& vocab, Mode mode,
+                     int max_len, int first, int last, Forward forward = Forward::Dense) {
+  check_at_lengths(name, program, vocab, mode, max_len, from_to(first, last), forward);
 }
 
 void check_at_length(const std::string& name, Mode mode, int max_len, int first, int last,
@@ -202,7 +213,6 @@ void check_at_length(const std::string& name, Mode mode, int max_len, int first,
 // verification's forward: each at the longest of 64, 256 and 1,024 it compiles at within the budget.
 #define RASPC_LARGE_MODEL_CASE(program, ...) RASPC_NAMED_LARGE_MODEL_CASE(program, program, __VA_ARGS__)
 RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "count_less_freq", Mode::Bidirectional, 1024)
-RASPC_LENGTHS_UP_TO_1024(RASPC_LARGE_MODEL_CASE, "shuffle_dyck", Mode::Bidirectional, 1024)
 RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "most_freq", Mode::Bidirectional, 256)
 // A stable sort's target read along one line through its split width's parts, at the longest
 // length where the compiler does so (test_constructions/width_part.cpp): most_freq at 257, RASP's 3 blocks
@@ -215,7 +225,15 @@ RASPC_LENGTHS_UP_TO_64(RASPC_NAMED_CASE, "sort, causal (2 blocks)", "sort", Mode
 RASPC_NAMED_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 128, 128)
 RASPC_NAMED_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 256, 256)
 RASPC_NAMED_CASE("sort, causal (2 blocks)", "sort", Mode::Causal, 280, 280, 280)
-RASPC_LENGTHS_UP_TO_256(RASPC_LARGE_MODEL_CASE, "shuffle_dyck2", Mode::Bidirectional, 256)
+// shuffle_dyck2's balances are prefix means over the position's digits (prefix_mean.cpp): 1.7M
+// parameters at 1,024, whose compile takes about 100 s listing the maps over the balances' values,
+// so one entry compiles it once for every length.
+TEST_CASE("shuffle_dyck2 at max length 1024: 1000 random inputs of each length 1 to 16, 32, 64, ..., 1024") {
+  ProgramFile f = load_program("shuffle_dyck2");
+  std::vector<int> lengths = from_to(1, 16);
+  for (int length = 32; length <= 1024; length *= 2) lengths.push_back(length);
+  check_at_lengths("shuffle_dyck2", f.program, header_vocabulary(f.header), Mode::Bidirectional, 1024, lengths);
+}
 RASPC_LENGTHS_UP_TO_64(RASPC_LARGE_MODEL_CASE, "dyck2", Mode::Causal, 64)
 RASPC_LENGTHS_UP_TO_64(RASPC_LARGE_MODEL_CASE, "dyck3", Mode::Causal, 64)
 
@@ -224,6 +242,9 @@ RASPC_LONG_CONTEXT_UP_TO_1024("frac_prevs", Mode::Causal)
 RASPC_LONG_CONTEXT_UP_TO_1024("hist", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("length", Mode::Bidirectional)
 RASPC_LONG_CONTEXT_UP_TO_1024("dyck1", Mode::Causal)
+// shuffle_dyck's balance is a prefix mean over the position's digits (prefix_mean.cpp): 525,502
+// parameters at 1,024, where a table over positions made it 35.9M.
+RASPC_LONG_CONTEXT_UP_TO_1024("shuffle_dyck", Mode::Bidirectional)
 // sort is a counting sort (35,172 parameters at 1,024). A stable sort of values that are not a
 // function of the key keeps the position tie break and its target w1 + w2: at 256 that is 3.5M
 // parameters in RASP's 2 blocks (at 1,024 its widths' pairs are more than a lookup may list).
