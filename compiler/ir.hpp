@@ -168,6 +168,8 @@ PositionNumbers plan_position_numbers(const Program& program, const CompileOptio
 // `select(indices, indices, <=)` where the digits are fewer dimensions than the index's one-hot);
 // and --explain's why for one.
 std::pair<int, int> prefix_digits(int max_len);
+// Below this max length, a prefix mean stays a table where indices' one-hot stays anyway.
+constexpr int kPrefixDigitsBesideOneHot = 32;
 bool prefix_digits_candidate(const Program& program, NodeId selector, const CompileOptions& options);
 std::string prefix_digits_why(int max_len);
 struct Inference;
