@@ -275,8 +275,7 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     if (inference.numbers.of(id) == NumberRole::LastIndex) return "length";
     if (node.kind == NodeKind::SelectorWidth) return "selector_width";
     if (!node.inputs.empty() && inference.numbers.of(node.inputs[0]) == NumberRole::Select) return "numerical_selector";
-    if (node.kind == NodeKind::Aggregate && inference.numbers.of(node.inputs[0]) == NumberRole::PrefixDigits)
-      return "prefix_mean";
+    if (is_prefix_mean(program, inference.numbers, id)) return "prefix_mean";
     return inference.info[size_t(id)].encoding == Encoding::Numerical ? "mean" : "copy";
   };
   nlohmann::json heads = nlohmann::json::array();

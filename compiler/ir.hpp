@@ -142,6 +142,12 @@ struct PositionNumbers {
   int digit_base = 0, digit_count = 0;
   NumberRole of(NodeId id) const { return role.empty() ? NumberRole::None : role[size_t(id)]; }
 };
+// Whether a head's node is a prefix mean: a mean over a PrefixDigits selector, two heads for one
+// node (constructions/prefix_mean.cpp).
+inline bool is_prefix_mean(const Program& program, const PositionNumbers& numbers, NodeId id) {
+  const Node& node = program.node(id);
+  return node.kind == NodeKind::Aggregate && numbers.of(node.inputs[0]) == NumberRole::PrefixDigits;
+}
 // The sharpness of numerical selectors: the nearest key outscores the next by beta per unit
 // squared distance (BOS, as the fallback, by beta/2).
 double numeric_select_beta(int max_len);

@@ -243,7 +243,7 @@ namespace {
 
 // `part` tells the heads of one node apart: a prefix mean has two (0 and 1), every other node one.
 HeadScores head_scores(const LowerContext& ctx, NodeId id, int part) {
-  if (prefix_mean_head(ctx, id)) return prefix_mean_scores(ctx, part);
+  if (is_prefix_mean(ctx.program, ctx.inference.numbers, id)) return prefix_mean_scores(ctx, part);
   if (std::optional<HeadScores> numerical = numerical_selector_scores(ctx, id)) return *numerical;
   const Node& node = ctx.program.node(id);
   const int one = ctx.allocation.one;
@@ -276,7 +276,7 @@ Functional every_token_but_bos(const LowerContext& ctx) {
 std::pair<int, int> head_dimensions(const LowerContext& ctx, NodeId head) {
   const Node& node = ctx.program.node(head);
   int dqk = int(head_scores(ctx, head, 0).terms.size()) + 2;
-  if (prefix_mean_head(ctx, head)) dqk = std::max(dqk, int(head_scores(ctx, head, 1).terms.size()) + 2);
+  if (is_prefix_mean(ctx.program, ctx.inference.numbers, head)) dqk = std::max(dqk, int(head_scores(ctx, head, 1).terms.size()) + 2);
   int dv = 1;
   if (ctx.inference.numbers.of(head) == NumberRole::LastIndex) dv = 6;
   else if (node.kind == NodeKind::Aggregate && ctx.info(head).encoding == Encoding::Categorical)
@@ -384,7 +384,7 @@ std::vector<LoweredHead> lower_heads(const LowerContext& ctx, const std::vector<
       // A prefix mean's BOS weighs as the other part's keys and must add nothing (every query selects
       // its own key, so the default is never taken).
       const Value& d = node.default_value;
-      bos_target.push_back(prefix_mean_head(ctx, id) ? 0.0 : number_of(d));
+      bos_target.push_back(is_prefix_mean(ctx.program, ctx.inference.numbers, id) ? 0.0 : number_of(d));
       out_dims.push_back(ctx.allocation.numeric.at(id));
     }
     int dv = int(values.size());

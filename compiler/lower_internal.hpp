@@ -106,8 +106,6 @@ std::optional<HeadScores> numerical_selector_scores(const LowerContext& ctx, Nod
 // the position embedding (constructions/prefix_mean.cpp).
 HeadScores prefix_mean_scores(const LowerContext& ctx, int part);
 void write_position_digits(const LowerContext& ctx, Lowered& out);
-// Whether a head computes a mean over a PrefixDigits selector (two heads, one node).
-bool prefix_mean_head(const LowerContext& ctx, NodeId head);
 // Writes the output's embedded map into the embeddings' rows (constructions/embedded_map.cpp).
 void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out);
 // Writes the output tokens' rows that read a width output's number group (constructions/number_output.cpp).

@@ -189,7 +189,7 @@ class Scheduler {
     if (s_.heads.size() < size_t(b)) s_.heads.resize(size_t(b));
     s_.heads[size_t(b - 1)].push_back(id);
     // A mean over a prefix of the position's digits is two heads (constructions/prefix_mean.cpp).
-    const bool two = node.kind == NodeKind::Aggregate && role(node.inputs[0]) == NumberRole::PrefixDigits;
+    const bool two = is_prefix_mean(program_, inference_.numbers, id);
     if (two) s_.heads[size_t(b - 1)].push_back(id);
     s_.why[id] = std::string(two ? "two heads" : "a head") + ", blocks." + std::to_string(b - 1) +
                  ".attn: its inputs are ready " +

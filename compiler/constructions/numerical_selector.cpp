@@ -254,15 +254,16 @@ class Planner {
     // it, and a block with one head more pads n_embd: measured, the table is smaller below max
     // length 16 and the digits from 32 on (bench/RESULTS.md, "Prefix means over digits").
     if (digits && indices_ >= 0 && n_ < kPrefixDigitsBesideOneHot &&
-        !read_only_as_number(indices_, number_only, candidates))
+        !read_only_as_number(indices_, number_only, candidates)) {
       for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
         if (out_.role[size_t(id)] != NumberRole::PrefixDigits) continue;
         out_.role[size_t(id)] = NumberRole::None;
         out_.why[size_t(id)] = "one-hot: indices' one-hot stays for its other readers, and below max length " +
                                std::to_string(kPrefixDigitsBesideOneHot) +
                                " a table over it is smaller than two heads over the position's digits";
-        digits = false;
       }
+      digits = false;
+    }
     if (digits) std::tie(out_.digit_base, out_.digit_count) = prefix_digits(n_);
     if (indices_ >= 0) {
       out_.role[size_t(indices_)] = out_.indices_group ? NumberRole::Indices : NumberRole::None;

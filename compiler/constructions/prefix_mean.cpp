@@ -64,11 +64,6 @@ std::string prefix_mean_refusal(const Program& program, const Inference& inferen
   return "";
 }
 
-bool prefix_mean_head(const LowerContext& ctx, NodeId head) {
-  const Node& node = ctx.program.node(head);
-  return node.kind == NodeKind::Aggregate && ctx.inference.numbers.of(node.inputs[0]) == NumberRole::PrefixDigits;
-}
-
 HeadScores prefix_mean_scores(const LowerContext& ctx, int part) {
   const std::vector<int>& high = ctx.allocation.digit_high;
   const std::vector<int>& low = ctx.allocation.digit_low;
