@@ -1,8 +1,8 @@
 // The compiler: a Program into a verified GPT-2 Model. The passes, one a file, run in the order of
 // the table in pipeline.cpp: the rewrites (causal_prefixes, simplify, merge_means, width_steps,
-// width_predicates, count_sorts, prune_inputs, split_widths, pair_selectors, output_copy), then
-// infer -> schedule -> allocate -> budget -> lower -> assemble -> verify. docs/compiler.md explains
-// each.
+// width_predicates, tiebreak_keys, count_sorts, prune_inputs, split_widths, pair_selectors,
+// output_copy), then infer -> schedule -> allocate -> budget -> lower -> assemble ->
+// verify. docs/compiler.md explains each.
 #pragma once
 
 #include <cstdint>

@@ -386,6 +386,12 @@ NodeId comparison_source(const Program& program, const Inference& inference, Nod
 // map that Inference::from_scratch has written by its own MLP.
 NodeId folded_map_source(const Program& program, const Inference& inference, NodeId map);
 
+// `select(k, k, op)` (op one of <, <=, >, >=) over a key k made of one categorical s-op x and the
+// position, ordered by x first and the position second (Tracr's tie break `x + i * eps`), becomes
+// `select(r, r, <) or (select(r, r, ==) and select(indices, indices, op'))`, r x or its rank in
+// that order (tiebreak_keys.cpp): the library's stable sort where k sorted. Checked at every pair of
+// (x value, position) pairs; unchanged when nothing applies.
+bool tiebreak_keys(Program& program, const Inference& inference, const CompileOptions& options);
 // The library's stable sort of a categorical key whose values are the key or a map of it becomes a
 // counting sort: a boolean `indices < count of keys <= v` per key value v and a lookup over them
 // (count_sorts.cpp), its comparisons width steps; Tracr's unique sort of number values likewise, its

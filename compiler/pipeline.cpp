@@ -1,5 +1,5 @@
 // The pipeline's table and the driver that runs it. A pass is one row: a rewrite of the program
-// (the first eleven), the value sets, or a step from the program to the model. The driver infers
+// (the first twelve), the value sets, or a step from the program to the model. The driver infers
 // value sets where a row reads them and a rewrite has changed the program since, and hands over
 // the dump of the row --dump-after names as soon as that row finishes (a later pass may still
 // refuse, and that is when the dump is wanted most).
@@ -105,6 +105,10 @@ const std::vector<Pass>& pipeline() {
       {"width_predicates", "a simplified program",
        "no selector compares a selector width with a constant: it compares the width's predicate (a map) with True",
        false, [](CompileState& s) { return width_predicates(s.program); }, program_dump},
+      {"tiebreak_keys", "value sets",
+       "a selector comparing a key made of a categorical x and the position, ordered by x and then the position "
+       "(Tracr's `x + i * eps`), compares x's order and then the positions, as the library's stable sort does",
+       true, [](CompileState& s) { return tiebreak_keys(s.program, s.inference, s.options); }, program_dump},
       {"count_sorts", "value sets; a bidirectional program (causal ones pass unchanged)",
        "a stable sort whose values are a function of its categorical key is a counting sort of width steps, and so is "
        "Tracr's unique sort of number values from a maximum length of nine per key value", true,

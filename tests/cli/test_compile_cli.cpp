@@ -72,9 +72,9 @@ TEST_CASE("compile cli: --dump-after and --explain") {
   Result bad = raspc_cli("compile programs/hist.rasp --dump-after=parse");
   CHECK(bad.code == 1);
   const std::string passes =
-      "the passes, in order, are causal_prefixes, simplify, merge_means, width_steps, width_predicates, count_sorts, "
-      "count_ranks, prune_inputs, split_widths, pair_selectors, output_copy, infer, schedule, allocate, budget, lower, "
-      "assemble, verify";
+      "the passes, in order, are causal_prefixes, simplify, merge_means, width_steps, width_predicates, tiebreak_keys, "
+      "count_sorts, count_ranks, prune_inputs, split_widths, pair_selectors, output_copy, infer, schedule, allocate, "
+      "budget, lower, assemble, verify";
   CHECK(bad.err == "--dump-after: error: unknown pass \"parse\"; " + passes + "\n");
   Result typo = raspc_cli("compile programs/hist.rasp --dump-after=schedul");
   CHECK(typo.code == 1);

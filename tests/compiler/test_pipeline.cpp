@@ -66,9 +66,9 @@ TEST_CASE("pipeline: --dump-after takes every pass and shows that pass's result"
     CHECK(delivered == r.dump);
     dumps[name] = r.dump;
   }
-  const std::vector<std::string> rewrites{"causal_prefixes", "simplify",     "merge_means",  "width_steps",
-                                          "width_predicates", "count_sorts",  "count_ranks",  "prune_inputs",
-                                          "split_widths",     "pair_selectors", "output_copy"};
+  const std::vector<std::string> rewrites{"causal_prefixes", "simplify",      "merge_means",  "width_steps",
+                                          "width_predicates", "tiebreak_keys", "count_sorts",  "count_ranks",
+                                          "prune_inputs",     "split_widths",  "pair_selectors", "output_copy"};
   for (const std::string& name : rewrites) CHECK(dumps[name].rfind("# " + name + ": ", 0) == 0);
   CHECK(dumps["infer"].rfind("# infer: value sets and encodings\n", 0) == 0);
   CHECK(dumps["schedule"].rfind("# schedule: ", 0) == 0);
@@ -88,16 +88,17 @@ TEST_CASE("pipeline: --dump-after takes every pass and shows that pass's result"
 TEST_CASE("pipeline: a rewrite says whether it changed the program") {
   // Every program of programs/ in both modes, pass by pass as run_passes runs them: a rewrite
   // returns true exactly where the program it leaves differs from the one it was given.
-  // programs/ exercises most rewrites; these four programs the rest (an explicit width step, an
+  // programs/ exercises most rewrites; these five programs the rest (an explicit width step, an
   // `or` of different pairs, an output the embedding holds, counts compared: ranked from max length
-  // 20 on, at which it compiles), so no row's check is vacuous.
+  // 20 on, at which it compiles, a key tie-broken by the position), so no row's check is vacuous.
   std::vector<std::pair<std::string, Program>> programs;
   for (const auto& path : program_paths()) programs.emplace_back(path.stem().string(), load_program(path.stem().string()).program);
   const std::vector<Value> abcd = parse_vocabulary("abcd");
   for (const char* text : {"indices < selector_width(select(tokens, tokens, ==));",
                            "selector_width(not (select(tokens, tokens, ==) and select(indices, indices, ==)));",
                            "tokens;",
-                           "hist = selector_width(select(tokens, tokens, ==));\nselector_width(select(hist, hist, ==));"})
+                           "hist = selector_width(select(tokens, tokens, ==));\nselector_width(select(hist, hist, ==));",
+                           "key = (tokens == \"a\") + indices / 10;\nselector_width(select(key, key, <));"})
     programs.emplace_back(text, program_from_text(text));
   std::map<std::string, int> changes;
   for (const auto& [name, program] : programs) {
