@@ -78,8 +78,8 @@ std::string describe_count(size_t n) { return std::to_string(n) + " values"; }
 class Inferrer {
  public:
   Inferrer(const Program& program, const CompileOptions& options, std::vector<uint8_t> cut,
-           const PositionNumbers& numbers)
-      : program_(program), options_(options) {
+           const PositionNumbers& numbers, bool list_what_fits)
+      : program_(program), options_(options), list_what_fits_(list_what_fits) {
     result_.info.resize(program.nodes.size());
     result_.cut = std::move(cut);
     result_.numbers = numbers;
@@ -97,6 +97,7 @@ class Inferrer {
  private:
   const Program& program_;
   const CompileOptions& options_;
+  const bool list_what_fits_;
   Inference result_;
   std::vector<int> depth_;
 
@@ -312,8 +313,12 @@ class Inferrer {
       out.encoding = Encoding::Numerical;
       out.why = "numerical(): one dimension holding the number";
     }
-    if (out.encoding == Encoding::Categorical && out.values.size() > kValueSetLimit)
-      refuse_large(node, out.values.size(), "categorical s-op");
+    if (out.encoding == Encoding::Categorical && out.values.size() > kValueSetLimit) {
+      if (!list_what_fits_) refuse_large(node, out.values.size(), "categorical s-op");
+      out.values.clear();
+      out.by_position.clear();
+      out.values_known = false;
+    }
     set_bounds(out);
   }
 
@@ -765,7 +770,7 @@ bool position_invariant(const Program& program, NodeId id, Mode mode, const std:
   }
 }
 
-Inference infer(const Program& program, const CompileOptions& options) {
+Inference infer(const Program& program, const CompileOptions& options, bool list_what_fits) {
   if (options.max_len < 1) fail_file("raspc compile", "--max-len must be at least 1");
   if (options.vocab.empty()) fail_file("raspc compile", "the vocabulary is empty; give --vocab");
   // Cutting a map out of a fused chain changes how the maps after it are enumerated: infer again
@@ -779,10 +784,10 @@ Inference infer(const Program& program, const CompileOptions& options) {
   for (;;) {
     std::vector<uint8_t> cut(program.nodes.size(), 0);
     const PositionNumbers numbers = plan_position_numbers(program, options, excluded);
-    Inference inference = Inferrer(program, options, cut, numbers).run();
+    Inference inference = Inferrer(program, options, cut, numbers, list_what_fits).run();
     while (inference.cut != cut) {
       cut = inference.cut;
-      inference = Inferrer(program, options, cut, numbers).run();
+      inference = Inferrer(program, options, cut, numbers, list_what_fits).run();
     }
     bool replan = false;
     for (NodeId sel = 0; sel < NodeId(program.nodes.size()); ++sel) {

@@ -6,6 +6,7 @@
 #include "compiler/pipeline.hpp"
 
 #include <algorithm>
+#include <exception>
 
 #include "runtime/model_report.hpp"
 #include "runtime/safetensors.hpp"
@@ -29,6 +30,31 @@ bool run_schedule(CompileState& s) {
     if (s.options.on_explanation) s.options.on_explanation(s.result.explanation);
   }
   return false;
+}
+
+// Infers value sets itself (its row does not ask the driver to): a key tie-broken by the position
+// takes |x| n values, more than a model holds at long lengths, and the strict inference would
+// refuse the program before the rewrite that removes the key could run. So where it refuses, the
+// rewrite reads the value sets that fit; where nothing changes, the next pass infers again and
+// gives the refusal as before.
+bool run_tiebreak_keys(CompileState& s) {
+  std::exception_ptr refused;
+  try {
+    if (!s.values_current) {
+      s.inference = infer(s.program, s.options);
+      s.values_current = true;
+    }
+    return tiebreak_keys(s.program, s.inference, s.options);
+  } catch (const UserError&) {
+    refused = std::current_exception();
+  }
+  Inference listed;
+  try {
+    listed = infer(s.program, s.options, /*list_what_fits=*/true);
+  } catch (const UserError&) {
+    std::rethrow_exception(refused);  // refused for another reason: that refusal, as before
+  }
+  return tiebreak_keys(s.program, listed, s.options);
 }
 
 bool run_assemble(CompileState& s) {
@@ -105,10 +131,10 @@ const std::vector<Pass>& pipeline() {
       {"width_predicates", "a simplified program",
        "no selector compares a selector width with a constant: it compares the width's predicate (a map) with True",
        false, [](CompileState& s) { return width_predicates(s.program); }, program_dump},
-      {"tiebreak_keys", "value sets",
+      {"tiebreak_keys", "value sets (those that fit in a model, where one does not)",
        "a selector comparing a key made of a categorical x and the position, ordered by x and then the position "
        "(Tracr's `x + i * eps`), compares x's order and then the positions, as the library's stable sort does",
-       true, [](CompileState& s) { return tiebreak_keys(s.program, s.inference, s.options); }, program_dump},
+       false, run_tiebreak_keys, program_dump},
       {"count_sorts", "value sets; a bidirectional program (causal ones pass unchanged)",
        "a stable sort whose values are a function of its categorical key is a counting sort of width steps, and so is "
        "Tracr's unique sort of number values from a maximum length of nine per key value", true,

@@ -49,6 +49,7 @@ Pattern pattern_of(const std::vector<Value>& at_a, const std::vector<Value>& at_
       never = never && !c;
       earlier = earlier && c == (i < j);
       later = later && c == (i > j);
+      if (!always && !never && !earlier && !later) return Pattern::Mixed;
     }
   return always ? Pattern::Always : never ? Pattern::Never : earlier ? Pattern::KeyEarlier
                                           : later ? Pattern::KeyLater : Pattern::Mixed;

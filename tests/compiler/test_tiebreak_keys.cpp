@@ -109,3 +109,33 @@ TEST_CASE("tiebreak_keys: Tracr's sort of tie-broken keys is the library's stabl
   CHECK(tracr.report.layers == 2);
   CHECK(run_model(tracr.model, "[3,1,4,2,2]") == std::vector<std::string>{"1", "2", "2", "3", "4"});
 }
+
+TEST_CASE("tiebreak_keys: a key of more values than a model holds is rewritten away, and refused where it is not") {
+  // 40 tokens at 64 positions: `tokens + indices / 100` takes 2,560 values, past the 2,048 a model
+  // can hold one dimension each; its sort compiles all the same, as the stable sort of the tokens.
+  std::vector<Value> forty;
+  for (int v = 1; v <= 40; ++v) forty.push_back(Value::of_int(v));
+  CompileOptions o = test_options(forty, 64, Mode::Bidirectional, 2);
+  o.exhaustive_limit = 2000;  // 40 symbols: every input up to length 2, then 2 at each length
+  const CompileResult sorted = compile_program(
+      program_from_text("key = tokens + indices / 100;\n"
+                        "target = selector_width(select(key, key, <));\n"
+                        "sorted = categorical(aggregate(select(target, indices, ==), tokens));\nsorted;\n"),
+      o);
+  INFO(sorted.report.first_mismatch);
+  CHECK(sorted.report.mismatches == 0);
+  CHECK(run_model(sorted.model, "[30,1,40,2,2]") == std::vector<std::string>{"1", "2", "2", "30", "40"});
+  // A key in no such order keeps the refusal, at the key, whatever else the program holds.
+  const std::string refusal = compile_error(program_from_text(
+      "key = tokens * 97 + indices * 101;\nselector_width(select(key, key, <));\n"), o);
+  CHECK(refusal.find("test.rasp:1:7: error: this categorical s-op can take ") == 0);
+  CHECK(refusal.find(" values, more than the 2048 a compiled model can hold one dimension or threshold each") !=
+        std::string::npos);
+  // So does a program whose value sets, listed as far as they fit, are refused further on (a
+  // selector over a mean): the refusal is the one it had, at the key.
+  CHECK(compile_error(program_from_text("key = tokens + indices / 100;\n"
+                                        "mean = numerical(aggregate(select(key, key, <), tokens));\n"
+                                        "selector_width(select(mean, mean, ==));\n"),
+                      o)
+            .find("test.rasp:1:7: error: this categorical s-op can take 2560 values") == 0);
+}
