@@ -78,8 +78,8 @@ std::string describe_count(size_t n) { return std::to_string(n) + " values"; }
 class Inferrer {
  public:
   Inferrer(const Program& program, const CompileOptions& options, std::vector<uint8_t> cut,
-           const PositionNumbers& numbers, bool list_what_fits)
-      : program_(program), options_(options), list_what_fits_(list_what_fits) {
+           const PositionNumbers& numbers, bool past_model_limit)
+      : program_(program), options_(options), past_model_limit_(past_model_limit) {
     result_.info.resize(program.nodes.size());
     result_.cut = std::move(cut);
     result_.numbers = numbers;
@@ -97,7 +97,7 @@ class Inferrer {
  private:
   const Program& program_;
   const CompileOptions& options_;
-  const bool list_what_fits_;
+  const bool past_model_limit_;
   Inference result_;
   std::vector<int> depth_;
 
@@ -313,12 +313,8 @@ class Inferrer {
       out.encoding = Encoding::Numerical;
       out.why = "numerical(): one dimension holding the number";
     }
-    if (out.encoding == Encoding::Categorical && out.values.size() > kValueSetLimit) {
-      if (!list_what_fits_) refuse_large(node, out.values.size(), "categorical s-op");
-      out.values.clear();
-      out.by_position.clear();
-      out.values_known = false;
-    }
+    if (out.encoding == Encoding::Categorical && out.values.size() > kValueSetLimit && !past_model_limit_)
+      refuse_large(node, out.values.size(), "categorical s-op");
     set_bounds(out);
   }
 
@@ -770,7 +766,7 @@ bool position_invariant(const Program& program, NodeId id, Mode mode, const std:
   }
 }
 
-Inference infer(const Program& program, const CompileOptions& options, bool list_what_fits) {
+Inference infer(const Program& program, const CompileOptions& options, bool past_model_limit) {
   if (options.max_len < 1) fail_file("raspc compile", "--max-len must be at least 1");
   if (options.vocab.empty()) fail_file("raspc compile", "the vocabulary is empty; give --vocab");
   // Cutting a map out of a fused chain changes how the maps after it are enumerated: infer again
@@ -784,10 +780,10 @@ Inference infer(const Program& program, const CompileOptions& options, bool list
   for (;;) {
     std::vector<uint8_t> cut(program.nodes.size(), 0);
     const PositionNumbers numbers = plan_position_numbers(program, options, excluded);
-    Inference inference = Inferrer(program, options, cut, numbers, list_what_fits).run();
+    Inference inference = Inferrer(program, options, cut, numbers, past_model_limit).run();
     while (inference.cut != cut) {
       cut = inference.cut;
-      inference = Inferrer(program, options, cut, numbers, list_what_fits).run();
+      inference = Inferrer(program, options, cut, numbers, past_model_limit).run();
     }
     bool replan = false;
     for (NodeId sel = 0; sel < NodeId(program.nodes.size()); ++sel) {

@@ -212,11 +212,11 @@ std::vector<uint8_t> maps_from_scratch(const Program& program, const Inference& 
 
 // Value sets and encodings. Refusals (value set over the limit, mean over strings, selectors on
 // numerical s-ops) are UserErrors at the offending node.
-Inference infer(const Program& program, const CompileOptions& options, bool list_what_fits = false);
-// With `list_what_fits`, a categorical s-op of more values than a model can hold is left with
-// values_known false instead of refused, for a rewrite that may remove it (tiebreak_keys: Tracr's
-// sort keys `x + i * eps` list |x| n values); whatever reads it may still be refused. The
-// inference the model is built from never is.
+Inference infer(const Program& program, const CompileOptions& options, bool past_model_limit = false);
+// With `past_model_limit`, a categorical s-op of more values than a model can hold (2,048) is
+// listed instead of refused: for a rewrite that may remove it (tiebreak_keys: Tracr's sort keys
+// `x + i * eps` take |x| n values) and for listing values (the Tracr converter's). What reads it
+// may still be refused; the inference a model is built from never lists past the limit.
 
 // The combinations of values that the s-ops of `support` can hold together at one position: each
 // is a digit per s-op (an index into its `values`) and the positions where it can occur (empty:

@@ -35,8 +35,8 @@ bool run_schedule(CompileState& s) {
 // Infers value sets itself (its row does not ask the driver to): a key tie-broken by the position
 // takes |x| n values, more than a model holds at long lengths, and the strict inference would
 // refuse the program before the rewrite that removes the key could run. So where it refuses, the
-// rewrite reads the value sets that fit; where nothing changes, the next pass infers again and
-// gives the refusal as before.
+// rewrite reads value sets listed past that limit; where nothing changes, the next pass infers
+// again and gives the refusal as before.
 bool run_tiebreak_keys(CompileState& s) {
   std::exception_ptr refused;
   try {
@@ -50,7 +50,7 @@ bool run_tiebreak_keys(CompileState& s) {
   }
   Inference listed;
   try {
-    listed = infer(s.program, s.options, /*list_what_fits=*/true);
+    listed = infer(s.program, s.options, /*past_model_limit=*/true);
   } catch (const UserError&) {
     std::rethrow_exception(refused);  // refused for another reason: that refusal, as before
   }
@@ -131,7 +131,7 @@ const std::vector<Pass>& pipeline() {
       {"width_predicates", "a simplified program",
        "no selector compares a selector width with a constant: it compares the width's predicate (a map) with True",
        false, [](CompileState& s) { return width_predicates(s.program); }, program_dump},
-      {"tiebreak_keys", "value sets (those that fit in a model, where one does not)",
+      {"tiebreak_keys", "value sets (listed past the 2,048 values a model holds)",
        "a selector comparing a key made of a categorical x and the position, ordered by x and then the position "
        "(Tracr's `x + i * eps`), compares x's order and then the positions, as the library's stable sort does",
        false, run_tiebreak_keys, program_dump},

@@ -126,7 +126,9 @@ class ProgramBuilder {
     compiler::Inference inference;
     {
       py::gil_scoped_release release;
-      inference = compiler::infer(partial, options);
+      // Past the 2,048 values a model holds: the compile refuses what it cannot build (a key a
+      // rewrite removes may take more, Tracr's sort keys `x + i * eps` at long lengths).
+      inference = compiler::infer(partial, options, /*past_model_limit=*/true);
     }
     const compiler::SopInfo& info = inference.info[size_t(id)];
     if (!info.values_known)
