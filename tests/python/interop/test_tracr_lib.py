@@ -198,6 +198,26 @@ def test_float_tie_breaks_are_exact():
     del smaller
 
 
+def test_a_sort_whose_keys_no_model_could_hold_compiles_as_the_stable_sort():
+    # lib.make_sort's keys x + i / 520 over four tokens take 2,080 values at 520 positions, past the
+    # 2,048 a model holds one dimension each; compared as the tokens, then the positions, they need
+    # none, and the sort is two blocks. (raspc's verification only: Tracr's evaluator at 520
+    # positions takes minutes.)
+    from tracr.compiler import lib
+    _reset_ids()
+    program = raspc.tracr.from_tracr(lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=520, min_key=1),
+                                     {1, 2, 3, 4}, 520)
+    model = raspc.compile(program, vocab=program.tracr_vocab, max_len=520, samples=2)
+    assert model.report["mismatches"] == 0 and model.config["n_layer"] == 2
+    assert raspc.tracr.evaluate(program, [3, 1, 4, 1, 2]) == [1, 1, 2, 3, 4]
+    # Such a key compared with another s-op is compiled as written: its value set is refused.
+    _reset_ids()
+    keys = rasp.SequenceMap(lambda x, i: x * 1000 + i, rasp.tokens, rasp.indices)
+    with pytest.raises(raspc.CompileError, match=r"can take 2080 values, more than the 2048"):
+        raspc.compile(raspc.tracr.from_tracr(rasp.SelectorWidth(rasp.Select(keys, rasp.tokens, rasp.Comparison.LT)),
+                                             {1, 2, 3, 4}, 520), vocab=[1, 2, 3, 4], max_len=520, verify=False)
+
+
 def test_whole_floats_reach_callables_as_floats():
     # (x + i) / 2 is a float in Python even where it is whole: raspc holds the number 1, and the
     # next callable must still see 1.0 (1.0.is_integer() is True; f"{1.0}" is "1.0").
