@@ -14,17 +14,15 @@
 // The order is checked, not assumed: the key is evaluated at every (x value, position) pair, and
 // the comparison at every two pairs of different positions must be all true or all false between
 // two classes of x's values (x's order, with ties where the key's does not tell them apart) and
-// the index comparison, one direction for all, within a class. Both modes: it holds key by key.
+// the index comparison, one direction for all, within a class. The keys are ranked by one sort,
+// so the check is O(|x|^2 n) beside the |x| n evaluations. Both modes: it holds key by key.
 #include <algorithm>
+#include <climits>
 
 #include "compiler/ir.hpp"
 
 namespace raspc::compiler {
 namespace {
-
-// The most key comparisons made to check one selector: m^2 n^2 for m values of x at max length n
-// (about a second at this many).
-constexpr size_t kMaxComparisons = size_t(1) << 24;
 
 // How `key(a, i) cmp key(b, j)` goes over every i != j, for x values a (at the key) and b (at the
 // query).
@@ -38,19 +36,62 @@ struct TiebreakPlan {
   Comparison index_cmp = Comparison::Lt;
 };
 
-Pattern pattern_of(const std::vector<Value>& at_a, const std::vector<Value>& at_b, Comparison cmp, const Span& where) {
+// Each key's rank in the order the comparisons see, equal keys one rank, from one sort of them all
+// (the interpreter's `<`, which raises where values do not compare: a string against a number).
+std::vector<std::vector<int64_t>> ranks_of(const std::vector<std::vector<Value>>& keys, const Span& where) {
+  std::vector<std::pair<size_t, size_t>> order;
+  for (size_t a = 0; a < keys.size(); ++a)
+    for (size_t i = 0; i < keys[a].size(); ++i) order.emplace_back(a, i);
+  auto less = [&](const std::pair<size_t, size_t>& p, const std::pair<size_t, size_t>& q) {
+    return compare_select(Comparison::Lt, keys[p.first][p.second], keys[q.first][q.second], where);
+  };
+  std::sort(order.begin(), order.end(), less);
+  std::vector<std::vector<int64_t>> rank(keys.size(), std::vector<int64_t>(keys[0].size()));
+  int64_t r = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k > 0 && less(order[k - 1], order[k])) ++r;
+    rank[order[k].first][order[k].second] = r;
+  }
+  return rank;
+}
+
+// How `rank_a[i] < rank_b[j]` (`<=` unless strict) goes over every i != j. The comparison falls as
+// rank_a rises and rises with rank_b, so "for every i in a set" is "at the set's extreme": each
+// pattern is a pass over prefix and suffix extremes, O(n) where the pairs are n^2.
+Pattern pattern_of(const std::vector<int64_t>& a, const std::vector<int64_t>& b, bool strict) {
+  auto holds = [strict](int64_t x, int64_t y) { return strict ? x < y : x <= y; };
+  const size_t n = a.size();
+  constexpr int64_t kBig = INT64_MAX, kSmall = INT64_MIN;
+  // b's extremes over every j but i: its two smallest and two largest.
+  size_t lo = 0, hi = 0;
+  for (size_t j = 1; j < n; ++j) {
+    if (b[j] < b[lo]) lo = j;
+    if (b[j] > b[hi]) hi = j;
+  }
+  int64_t lo2 = kBig, hi2 = kSmall;
+  for (size_t j = 0; j < n; ++j) {
+    if (j != lo) lo2 = std::min(lo2, b[j]);
+    if (j != hi) hi2 = std::max(hi2, b[j]);
+  }
+  // a's extremes over i < j and over i > j.
+  std::vector<int64_t> max_before(n, kSmall), min_before(n, kBig), max_after(n, kSmall), min_after(n, kBig);
+  for (size_t j = 1; j < n; ++j) {
+    max_before[j] = std::max(max_before[j - 1], a[j - 1]);
+    min_before[j] = std::min(min_before[j - 1], a[j - 1]);
+  }
+  for (size_t j = n - 1; j-- > 0;) {
+    max_after[j] = std::max(max_after[j + 1], a[j + 1]);
+    min_after[j] = std::min(min_after[j + 1], a[j + 1]);
+  }
   bool always = true, never = true, earlier = true, later = true;
-  const size_t n = at_a.size();
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const bool c = compare_select(cmp, at_a[i], at_b[j], where);
-      always = always && c;
-      never = never && !c;
-      earlier = earlier && c == (i < j);
-      later = later && c == (i > j);
-      if (!always && !never && !earlier && !later) return Pattern::Mixed;
-    }
+  for (size_t i = 0; i < n; ++i) {
+    always = always && holds(a[i], i == lo ? lo2 : b[lo]);
+    never = never && !holds(a[i], i == hi ? hi2 : b[hi]);
+  }
+  for (size_t j = 0; j < n; ++j) {
+    if (j > 0) earlier = earlier && holds(max_before[j], b[j]) , later = later && !holds(min_before[j], b[j]);
+    if (j + 1 < n) earlier = earlier && !holds(min_after[j], b[j]), later = later && holds(max_after[j], b[j]);
+  }
   return always ? Pattern::Always : never ? Pattern::Never : earlier ? Pattern::KeyEarlier
                                           : later ? Pattern::KeyLater : Pattern::Mixed;
 }
@@ -72,7 +113,6 @@ std::optional<TiebreakPlan> plan_for(const Program& p, const Inference& inferenc
   const SopInfo& x_info = inference.info[size_t(plan.x)];
   const size_t m = x_info.values.size(), n = size_t(options.max_len);
   if (!x_info.values_known || m == 0 || n < 2 || x_info.encoding != Encoding::Categorical) return std::nullopt;
-  if (m * m * n * n > kMaxComparisons) return std::nullopt;
 
   // key[a][i]: the key where x holds its a-th value at position i.
   const bool indices_first = support[0] == plan.indices;
@@ -87,13 +127,17 @@ std::optional<TiebreakPlan> plan_for(const Program& p, const Inference& inferenc
 
   std::vector<std::vector<Pattern>> pattern(m, std::vector<Pattern>(m));
   try {
+    // `>` and `>=` are `<` and `<=` of the ranks negated.
+    std::vector<std::vector<int64_t>> rank = ranks_of(keys, select.span);
+    const bool descending = cmp == Comparison::Gt || cmp == Comparison::Ge;
+    const bool strict = cmp == Comparison::Lt || cmp == Comparison::Gt;
+    if (descending)
+      for (auto& row : rank)
+        for (int64_t& r : row) r = -r;
     for (size_t a = 0; a < m; ++a)
-      for (size_t b = 0; b < m; ++b) pattern[a][b] = pattern_of(keys[a], keys[b], cmp, select.span);
-    // A position against itself: k cmp k, the same for every value (the index comparison's own).
-    const bool itself = compare_select(cmp, keys[0][0], keys[0][0], select.span);
-    for (size_t a = 0; a < m; ++a)
-      for (size_t i = 0; i < n; ++i)
-        if (compare_select(cmp, keys[a][i], keys[a][i], select.span) != itself) return std::nullopt;
+      for (size_t b = 0; b < m; ++b) pattern[a][b] = pattern_of(rank[a], rank[b], strict);
+    // A position against itself: k cmp k, which `<=` and `>=` select (the index comparison's own).
+    const bool itself = !strict;
     // Within a class: one direction for every pair, x's values each in a class of their own or with others.
     const Pattern tie = pattern[0][0];
     if (tie != Pattern::KeyEarlier && tie != Pattern::KeyLater) return std::nullopt;

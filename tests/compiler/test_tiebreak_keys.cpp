@@ -69,6 +69,9 @@ TEST_CASE("tiebreak_keys: which keys are x's order then the position's, in which
   // Not a tie break: the position outweighs x at max length 8 (1 + 7/4 > 2), or x is all there is
   // to the order, or the two sides differ.
   CHECK(index_comparison(after_tiebreak_keys(width_of("tokens + indices / 4", "<"), o)) == "");
+  // Nor where two positions of one token tie (every position past the first), or fall and rise.
+  CHECK(index_comparison(after_tiebreak_keys(width_of("tokens + (indices > 0) / 10", "<"), o)) == "");
+  CHECK(index_comparison(after_tiebreak_keys(width_of("tokens + (indices * 3 % 8) / 10", "<"), o)) == "");
   CHECK(index_comparison(after_tiebreak_keys(width_of("tokens + 0 * indices", "<"), o)) == "");
   CHECK(index_comparison(after_tiebreak_keys(width_of("tokens * (indices + 1)", "<"), o)) == "");
   CHECK(index_comparison(after_tiebreak_keys(
