@@ -292,7 +292,8 @@ struct NodeMaker {
 // For causal programs, before simplify: `select(indices, indices, <=)`, every key a causal query
 // sees, becomes `select(1, 1, ==)`, which reads no s-op (causal_prefixes.cpp).
 bool causal_prefixes(Program& program);
-// Rewrites sums and differences of means over one selector into one mean (merge_means.cpp).
+// Rewrites sums and differences of means over one selector, each alone, times a number or times one
+// shared factor, into one mean (merge_means.cpp).
 bool merge_means(Program& program);
 
 // The non-elementwise s-ops (tokens, indices, aggregates, selector widths) an elementwise node is

@@ -1,11 +1,16 @@
 // A rewrite: sums and differences of means over the same selector become one mean.
 //
-//   aggregate(s, a) - aggregate(s, b)             ->  aggregate(s, a - b)
-//   x * aggregate(s, a) - x * aggregate(s, b)     ->  x * aggregate(s, a - b)
+//   aggregate(s, a) - aggregate(s, b)                 ->  aggregate(s, a - b)
+//   c * aggregate(s, a) + d * aggregate(s, b)         ->  aggregate(s, c * a + d * b)   (c, d numbers)
+//   x * aggregate(s, a) - x * aggregate(s, b)         ->  x * aggregate(s, a - b)
 //
 // Exact (the mean is linear; the defaults combine the same way), and it turns the balance of the
 // Dyck programs, a map of two numerical s-ops that one MLP cannot discretise, into one head
-// whose value folds into W_V and one numerical s-op that it can.
+// whose value folds into W_V and one numerical s-op that it can. Constant factors go inside the
+// mean, into the values, so Tracr's `LinearSequenceMap(a, b, 2, -1)` of two means is one mean,
+// not a map of one. A mean annotated numerical (Tracr's `numerical(Aggregate(...))`) merges like
+// an unannotated one, and the merged mean keeps the annotation; a categorical() one is a copy and
+// stays as it is.
 #include <algorithm>
 
 #include "compiler/ir.hpp"
@@ -13,26 +18,51 @@
 namespace raspc::compiler {
 namespace {
 
+bool unannotated_or_numerical(const Node& n) {
+  return n.annotation == Encoding::Unspecified || n.annotation == Encoding::Numerical;
+}
+
 bool is_sum(const Node& n) {
   return n.kind == NodeKind::Elementwise && (n.op == ElementOp::Add || n.op == ElementOp::Sub) &&
-         n.annotation == Encoding::Unspecified;
+         unannotated_or_numerical(n);
 }
 
 bool mergeable(const Program& p, NodeId a, NodeId b) {
   const Node& x = p.node(a);
   const Node& y = p.node(b);
   return x.kind == NodeKind::Aggregate && y.kind == NodeKind::Aggregate && x.inputs[0] == y.inputs[0] &&
-         x.annotation == Encoding::Unspecified && y.annotation == Encoding::Unspecified &&
-         x.default_value.is_number() && y.default_value.is_number();
+         unannotated_or_numerical(x) && unannotated_or_numerical(y) && x.default_value.is_number() &&
+         y.default_value.is_number();
+}
+
+bool is_product(const Node& n) {
+  return n.kind == NodeKind::Elementwise && n.op == ElementOp::Mul && n.annotation == Encoding::Unspecified;
+}
+
+// A mean times a number, `c * aggregate(s, a)` (either order), or the mean alone (c = -1): the
+// aggregate and the constant's node.
+bool scaled_mean(const Program& p, NodeId id, NodeId& mean, NodeId& constant) {
+  const Node& n = p.node(id);
+  constant = -1;
+  mean = id;
+  if (n.kind == NodeKind::Aggregate) return true;
+  if (!is_product(n)) return false;
+  for (int i = 0; i < 2; ++i) {
+    const Node& c = p.node(n.inputs[size_t(i)]);
+    if (c.kind == NodeKind::Constant && c.constant.is_number() && p.node(n.inputs[size_t(1 - i)]).kind == NodeKind::Aggregate) {
+      constant = n.inputs[size_t(i)];
+      mean = n.inputs[size_t(1 - i)];
+      return true;
+    }
+  }
+  return false;
 }
 
 // For x*A and x*B (either operand order): the shared factor and the two other operands.
 bool common_factor(const Program& p, NodeId a, NodeId b, NodeId& factor, NodeId& ra, NodeId& rb) {
   const Node& x = p.node(a);
   const Node& y = p.node(b);
-  if (x.kind != NodeKind::Elementwise || y.kind != NodeKind::Elementwise || x.op != ElementOp::Mul ||
-      y.op != ElementOp::Mul || x.annotation != Encoding::Unspecified || y.annotation != Encoding::Unspecified)
-    return false;
+  if (!is_product(x) || !is_product(y)) return false;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j)
       if (x.inputs[size_t(i)] == y.inputs[size_t(j)]) {
@@ -44,52 +74,63 @@ bool common_factor(const Program& p, NodeId a, NodeId b, NodeId& factor, NodeId&
   return false;
 }
 
+// How a sum merges: its two means, the constant each is scaled by (-1: none) or the factor both
+// are multiplied by (-1: none).
+struct Merge {
+  NodeId a = -1, b = -1, scale_a = -1, scale_b = -1, factor = -1;
+};
+
+bool merges(const Program& p, const Node& node, Merge& m) {
+  m = Merge{};
+  if (!is_sum(node)) return false;
+  if (scaled_mean(p, node.inputs[0], m.a, m.scale_a) && scaled_mean(p, node.inputs[1], m.b, m.scale_b) &&
+      mergeable(p, m.a, m.b))
+    return true;
+  m = Merge{};
+  return common_factor(p, node.inputs[0], node.inputs[1], m.factor, m.a, m.b) && mergeable(p, m.a, m.b);
+}
+
 }  // namespace
 
 bool merge_means(Program& program) {
-  auto merges = [&](const Node& node, NodeId& factor, NodeId& a, NodeId& b) {
-    if (!is_sum(node)) return false;
-    factor = -1;
-    a = node.inputs[0];
-    b = node.inputs[1];
-    if (mergeable(program, a, b)) return true;
-    return common_factor(program, node.inputs[0], node.inputs[1], factor, a, b) && mergeable(program, a, b);
-  };
-  NodeId factor, a, b;
-  if (std::none_of(program.nodes.begin(), program.nodes.end(), [&](const Node& n) { return merges(n, factor, a, b); }))
+  Merge m;
+  if (std::none_of(program.nodes.begin(), program.nodes.end(), [&](const Node& n) { return merges(program, n, m); }))
     return false;
   program = rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
-    if (!merges(program.node(id), factor, a, b)) return NodeId(-1);
-    // The merged mean of aggregates a and b, combined by the sum's operation.
-    const Node& x = program.node(a);
-    const Node& y = program.node(b);
-    Node values;
-    values.kind = NodeKind::Elementwise;
-    values.op = node.op;
-    values.span = node.span;
-    values.inputs = {remap[size_t(x.inputs[1])], remap[size_t(y.inputs[1])]};
-    const NodeId v = push_node(out, std::move(values));
-    Node mean;
-    mean.kind = NodeKind::Aggregate;
-    mean.span = node.span;
-    mean.inputs = {remap[size_t(x.inputs[0])], v};
-    Node arithmetic = x;
+    if (!merges(program, program.node(id), m)) return NodeId(-1);
+    const NodeMaker maker{out, node.span};
+    const Node& x = program.node(m.a);
+    const Node& y = program.node(m.b);
+    // Each mean's values, times its constant, and its default likewise.
+    auto scaled = [&](const Node& mean, NodeId scale, Value& default_value) {
+      default_value = mean.default_value;
+      if (scale < 0) return remap[size_t(mean.inputs[1])];
+      Node times;
+      times.kind = NodeKind::Elementwise;
+      times.op = ElementOp::Mul;
+      const Value operands[2] = {program.node(scale).constant, mean.default_value};
+      default_value = apply_elementwise(times, operands);
+      return maker.map(ElementOp::Mul, {remap[size_t(scale)], remap[size_t(mean.inputs[1])]});
+    };
+    Value defaults[2];
+    const NodeId va = scaled(x, m.scale_a, defaults[0]), vb = scaled(y, m.scale_b, defaults[1]);
+    const NodeId values = maker.map(node.op, {va, vb});
+    const NodeId mean = maker.make(NodeKind::Aggregate, {remap[size_t(x.inputs[0])], values});
+    Node arithmetic;
     arithmetic.kind = NodeKind::Elementwise;
     arithmetic.op = node.op;
-    Value defaults[2] = {x.default_value, y.default_value};
-    mean.default_value = apply_elementwise(arithmetic, defaults);
-    if (factor < 0) {
-      mean.name = node.name;
-      return push_node(out, std::move(mean));
+    out.nodes[size_t(mean)].default_value = apply_elementwise(arithmetic, defaults);
+    // Numerical where the sum or either mean was annotated so: a mean either way.
+    if (node.annotation == Encoding::Numerical || x.annotation == Encoding::Numerical ||
+        y.annotation == Encoding::Numerical)
+      out.nodes[size_t(mean)].annotation = Encoding::Numerical;
+    if (m.factor < 0) {
+      out.nodes[size_t(mean)].name = node.name;
+      return mean;
     }
-    const NodeId merged = push_node(out, std::move(mean));
-    Node product;
-    product.kind = NodeKind::Elementwise;
-    product.op = ElementOp::Mul;
-    product.span = node.span;
-    product.name = node.name;
-    product.inputs = {remap[size_t(factor)], merged};
-    return push_node(out, std::move(product));
+    const NodeId product = maker.map(ElementOp::Mul, {remap[size_t(m.factor)], mean}, node.name);
+    out.nodes[size_t(product)].annotation = node.annotation;
+    return product;
   });
   simplify(program);
   return true;
