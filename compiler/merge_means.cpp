@@ -3,6 +3,7 @@
 //   aggregate(s, a) - aggregate(s, b)                 ->  aggregate(s, a - b)
 //   c * aggregate(s, a) + d * aggregate(s, b)         ->  aggregate(s, c * a + d * b)   (c, d numbers)
 //   x * aggregate(s, a) - x * aggregate(s, b)         ->  x * aggregate(s, a - b)
+//   numerical(c * aggregate(s, a))                    ->  aggregate(s, c * a)   (read by nothing else)
 //
 // Exact (the mean is linear; the defaults combine the same way), and it turns the balance of the
 // Dyck programs, a map of two numerical s-ops that one MLP cannot discretise, into one head
@@ -46,7 +47,7 @@ bool scaled_mean(const Program& p, NodeId id, NodeId& mean, NodeId& constant) {
   constant = -1;
   mean = id;
   if (n.kind == NodeKind::Aggregate) return true;
-  if (!is_product(n)) return false;
+  if (n.kind != NodeKind::Elementwise || n.op != ElementOp::Mul || !unannotated_or_numerical(n)) return false;
   for (int i = 0; i < 2; ++i) {
     const Node& c = p.node(n.inputs[size_t(i)]);
     if (c.kind == NodeKind::Constant && c.constant.is_number() && p.node(n.inputs[size_t(1 - i)]).kind == NodeKind::Aggregate) {
@@ -75,12 +76,22 @@ bool common_factor(const Program& p, NodeId a, NodeId b, NodeId& factor, NodeId&
 }
 
 // How a sum merges: its two means, the constant each is scaled by (-1: none) or the factor both
-// are multiplied by (-1: none).
+// are multiplied by (-1: none). A numerical product of a number and a mean is one mean (b = -1).
 struct Merge {
   NodeId a = -1, b = -1, scale_a = -1, scale_b = -1, factor = -1;
 };
 
-bool merges(const Program& p, const Node& node, Merge& m) {
+bool merges(const Program& p, const std::vector<int>& readers, NodeId id, Merge& m) {
+  const Node& node = p.node(id);
+  m = Merge{};
+  // `numerical(c * aggregate(s, a))`, the mean read by nothing else: `aggregate(s, c * a)`, a head
+  // where the product would be an MLP discretising the mean (Tracr's `numerical(Map(lambda v: 2 *
+  // v, mean))`). Only where it is annotated numerical: unannotated, the product is categorical.
+  if (node.kind == NodeKind::Elementwise && node.op == ElementOp::Mul && node.annotation == Encoding::Numerical &&
+      scaled_mean(p, id, m.a, m.scale_a) && m.scale_a >= 0 && readers[size_t(m.a)] == 1 && m.a != p.output) {
+    const Node& mean = p.node(m.a);
+    if (unannotated_or_numerical(mean) && mean.default_value.is_number()) return true;
+  }
   m = Merge{};
   if (!is_sum(node)) return false;
   if (scaled_mean(p, node.inputs[0], m.a, m.scale_a) && scaled_mean(p, node.inputs[1], m.b, m.scale_b) &&
@@ -93,14 +104,17 @@ bool merges(const Program& p, const Node& node, Merge& m) {
 }  // namespace
 
 bool merge_means(Program& program) {
+  std::vector<int> readers(program.nodes.size(), 0);
+  for (const Node& n : program.nodes)
+    for (NodeId in : n.inputs) ++readers[size_t(in)];
   Merge m;
-  if (std::none_of(program.nodes.begin(), program.nodes.end(), [&](const Node& n) { return merges(program, n, m); }))
-    return false;
+  bool any = false;
+  for (NodeId id = 0; id < NodeId(program.nodes.size()) && !any; ++id) any = merges(program, readers, id, m);
+  if (!any) return false;
   program = rewrite_nodes(program, [&](NodeId id, Node& node, const std::vector<NodeId>& remap, Program& out) {
-    if (!merges(program, program.node(id), m)) return NodeId(-1);
+    if (!merges(program, readers, id, m)) return NodeId(-1);
     const NodeMaker maker{out, node.span};
     const Node& x = program.node(m.a);
-    const Node& y = program.node(m.b);
     // Each mean's values, times its constant, and its default likewise.
     auto scaled = [&](const Node& mean, NodeId scale, Value& default_value) {
       default_value = mean.default_value;
@@ -113,16 +127,17 @@ bool merge_means(Program& program) {
       return maker.map(ElementOp::Mul, {remap[size_t(scale)], remap[size_t(mean.inputs[1])]});
     };
     Value defaults[2];
-    const NodeId va = scaled(x, m.scale_a, defaults[0]), vb = scaled(y, m.scale_b, defaults[1]);
-    const NodeId values = maker.map(node.op, {va, vb});
+    const NodeId va = scaled(x, m.scale_a, defaults[0]);
+    NodeId values = va;
+    if (m.b >= 0) values = maker.map(node.op, {va, scaled(program.node(m.b), m.scale_b, defaults[1])});
     const NodeId mean = maker.make(NodeKind::Aggregate, {remap[size_t(x.inputs[0])], values});
     Node arithmetic;
     arithmetic.kind = NodeKind::Elementwise;
     arithmetic.op = node.op;
-    out.nodes[size_t(mean)].default_value = apply_elementwise(arithmetic, defaults);
-    // Numerical where the sum or either mean was annotated so: a mean either way.
+    out.nodes[size_t(mean)].default_value = m.b >= 0 ? apply_elementwise(arithmetic, defaults) : defaults[0];
+    // Numerical where the sum or a mean was annotated so: a mean either way.
     if (node.annotation == Encoding::Numerical || x.annotation == Encoding::Numerical ||
-        y.annotation == Encoding::Numerical)
+        (m.b >= 0 && program.node(m.b).annotation == Encoding::Numerical))
       out.nodes[size_t(mean)].annotation = Encoding::Numerical;
     if (m.factor < 0) {
       out.nodes[size_t(mean)].name = node.name;

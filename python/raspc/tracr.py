@@ -358,6 +358,43 @@ class _Converter:
         known = self.python.get(node, {}).get(_key(atom))
         return list(known.values()) if known else [self.codec.to_python(atom)]
 
+    def scaled(self, e):
+        """The program's output, a Map Tracr annotates numerical that multiplies every value of a
+        number-valued s-op by one number c in Tracr's own arithmetic (`f(x) == c * x` on every
+        Python value the evaluator may hand it), as the numerical product `c * inner` (None where
+        it is not one): the compiler takes a mean times a number as one mean, where a table of the
+        same values is an MLP discretising it. raspc then holds c * x exactly where Tracr holds the
+        float (0.4 for 2 * 0.2), a difference of an ulp in a number output compared to 1e-3. Only
+        the output: anywhere else raspc chooses the encoding (a selector may compare the values,
+        which a numerical s-op cannot be)."""
+        if e is not self.order[-1] or _explicit_encoding(e) != "numerical":
+            return None
+        inner = self.of(e.inner)
+        values = self.values(inner)
+        if len(values) < 2 or not all(_is_number(v) for v in values):
+            return None
+        pairs = []  # (raspc atom, Python value) of every input
+        for value in values:
+            for python in self.python_values(inner, value):
+                if isinstance(python, bool) or not isinstance(python, (int, float)):
+                    return None
+                pairs.append((value, python))
+        try:
+            outputs = [e.f(python) for _, python in pairs]
+            factor = next((out / python for (_, python), out in zip(pairs, outputs) if python != 0), None)
+            if factor is None or any(isinstance(out, bool) or not isinstance(out, (int, float)) or out != factor * python
+                                     for (_, python), out in zip(pairs, outputs)):
+                return None
+        except Exception:
+            return None
+        number = int(factor) if float(factor).is_integer() else float(factor)
+        node = self.b.elementwise("mul", [inner, self.constant(number)], self.line)
+        self.b.annotate(node, "numerical")
+        for (value, _), out in zip(pairs, outputs):
+            product = Fraction(number) * Fraction(value)
+            self.remember(node, int(product) if product.denominator == 1 else product, out)
+        return node
+
     def table(self, node, function):
         """A lookup table of `function` over the values of `node` (None in, None out, as Tracr's
         evaluator; values where the callable raises are left out: the program is undefined there)."""
@@ -420,7 +457,8 @@ class _Converter:
         if isinstance(e, r.LengthType):
             return b.selector_width(self.select_all(True), line)
         if isinstance(e, r.Map):
-            return self.table(self.of(e.inner), e.f)
+            scaled = self.scaled(e)
+            return scaled if scaled is not None else self.table(self.of(e.inner), e.f)
         if isinstance(e, r.SequenceMap):
             return self.sequence_map(e)
         if isinstance(e, r.Full):

@@ -49,6 +49,14 @@ TEST_CASE("merge_means: sums of means over one selector, scaled by numbers or by
   CHECK(aggregates(p) == 1);
   CHECK_FALSE(output_is_mean(p));
 
+  // A numerical product of a number and a mean read by nothing else is a mean; unannotated, the
+  // product is categorical (a selector may compare it), and a mean read elsewhere stays one head.
+  p = merged("numerical(3 * aggregate(s, ones));", o).after;
+  CHECK(aggregates(p) == 1);
+  CHECK(output_is_mean(p));
+  CHECK_FALSE(output_is_mean(merged("3 * aggregate(s, ones);", o).after));
+  CHECK_FALSE(output_is_mean(merged("m = aggregate(s, ones);\nnumerical(3 * m) + selector_width(select(m, m, ==));", o).after));
+
   // Not merged: two selectors, a copy (categorical()), a factor that is neither a number nor shared.
   CHECK(aggregates(merged("aggregate(s, ones) - aggregate(select(indices, indices, >=), twos);", o).after) == 2);
   CHECK(aggregates(merged("categorical(aggregate(s, ones)) - aggregate(s, twos);", o).after) == 2);
@@ -63,6 +71,7 @@ TEST_CASE("merge_means: the merged program computes what the source does, on eve
           "aggregate(s, ones) * 3 + aggregate(s, twos) * -1;",
           "numerical(2 * numerical(aggregate(s, ones)) - numerical(aggregate(s, twos)));",
           "(indices + 1) * aggregate(s, ones) - (indices + 1) * aggregate(s, twos);",
+          "numerical(0.25 * aggregate(select(tokens, tokens, <), tokens, 3));",
           "0.5 * aggregate(select(tokens, tokens, <), tokens, 7) + aggregate(select(tokens, tokens, <), ones, 1);"}) {
       INFO(line << (mode == Mode::Causal ? " causal" : ""));
       PassRewrite r = merged(line, o);

@@ -198,6 +198,22 @@ def test_float_tie_breaks_are_exact():
     del smaller
 
 
+def test_a_numerical_output_that_scales_a_mean_is_one_mean():
+    # numerical(Map(lambda v: v * 2, frac_prevs)): Tracr's 2 * 0.2 is the float 0.4, raspc's the
+    # exact 2/5; the mean of 2 * [token is "a"] is one head, and no MLP discretises it.
+    from tracr.compiler import lib
+    _reset_ids()
+    doubled = rasp.numerical(rasp.Map(lambda v: v * 2, lib.make_frac_prevs(rasp.tokens == "a")))
+    model = raspc.tracr.compile_rasp_to_model(doubled, {"a", "b"}, 5, compiler_bos="BOS")
+    assert model.model.config["n_layer"] == 1 and model.model.config["n_inner"] == 1
+    assert model.tracr_check["mismatches"] == 0
+    assert [round(v, 6) for v in model.apply(["BOS", "a", "b", "a"]).decoded[1:]] == [2.0, 1.0, round(4 / 3, 6)]
+    # Not a product (v * v): a table, as before.
+    _reset_ids()
+    squared = rasp.numerical(rasp.Map(lambda v: v * v, lib.make_frac_prevs(rasp.tokens == "a")))
+    assert raspc.tracr.compile_rasp_to_model(squared, {"a", "b"}, 5, compiler_bos="BOS").model.config["n_inner"] > 1
+
+
 def test_a_sort_whose_keys_no_model_could_hold_compiles_as_the_stable_sort():
     # lib.make_sort's keys x + i / 520 over four tokens take 2,080 values at 520 positions, past the
     # 2,048 a model holds one dimension each; compared as the tokens, then the positions, they need
