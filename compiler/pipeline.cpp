@@ -123,7 +123,8 @@ const std::vector<Pass>& pipeline() {
        "equal nodes merged, maps of constants folded, nothing the output does not need", false,
        [](CompileState& s) { return simplify(s.program); }, program_dump},
       {"merge_means", "a simplified program",
-       "no sum or difference of two means over one selector (nor of numbers or one factor times each)", false,
+       "no sum or difference of two means over one selector (nor of numbers or one factor times each), no "
+       "numerical product of a number and a mean that nothing else reads", false,
        [](CompileState& s) { return merge_means(s.program); }, program_dump},
       {"width_steps", "a simplified program",
        "every `indices < selector_width(s)` (and `>`, `>=`, `<=` forms) is a width step: one head and one MLP step",
