@@ -276,7 +276,8 @@ Functional every_token_but_bos(const LowerContext& ctx) {
 std::pair<int, int> head_dimensions(const LowerContext& ctx, NodeId head) {
   const Node& node = ctx.program.node(head);
   int dqk = int(head_scores(ctx, head, 0).terms.size()) + 2;
-  if (is_prefix_mean(ctx.program, ctx.inference.numbers, head)) dqk = std::max(dqk, int(head_scores(ctx, head, 1).terms.size()) + 2);
+  if (is_prefix_mean(ctx.program, ctx.inference.numbers, head))
+    dqk = std::max(dqk, int(head_scores(ctx, head, 1).terms.size()) + 2);
   int dv = 1;
   if (ctx.inference.numbers.of(head) == NumberRole::LastIndex) dv = 6;
   else if (node.kind == NodeKind::Aggregate && ctx.info(head).encoding == Encoding::Categorical)

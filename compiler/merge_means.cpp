@@ -87,8 +87,8 @@ bool merges(const Program& p, const std::vector<int>& readers, NodeId id, Merge&
   // `numerical(c * aggregate(s, a))`, the mean read by nothing else: `aggregate(s, c * a)`, a head
   // where the product would be an MLP discretising the mean (Tracr's `numerical(Map(lambda v: 2 *
   // v, mean))`). Only where it is annotated numerical: unannotated, the product is categorical.
-  if (node.kind == NodeKind::Elementwise && node.op == ElementOp::Mul && node.annotation == Encoding::Numerical &&
-      scaled_mean(p, id, m.a, m.scale_a) && m.scale_a >= 0 && readers[size_t(m.a)] == 1 && m.a != p.output) {
+  if (node.annotation == Encoding::Numerical && scaled_mean(p, id, m.a, m.scale_a) && m.scale_a >= 0 &&
+      readers[size_t(m.a)] == 1 && m.a != p.output) {
     const Node& mean = p.node(m.a);
     if (unannotated_or_numerical(mean) && mean.default_value.is_number()) return true;
   }
@@ -115,26 +115,26 @@ bool merge_means(Program& program) {
     if (!merges(program, readers, id, m)) return NodeId(-1);
     const NodeMaker maker{out, node.span};
     const Node& x = program.node(m.a);
+    // The defaults combine as the values do.
+    auto combine = [](ElementOp op, const Value& a, const Value& b) {
+      Node arithmetic;
+      arithmetic.kind = NodeKind::Elementwise;
+      arithmetic.op = op;
+      const Value operands[2] = {a, b};
+      return apply_elementwise(arithmetic, operands);
+    };
     // Each mean's values, times its constant, and its default likewise.
     auto scaled = [&](const Node& mean, NodeId scale, Value& default_value) {
       default_value = mean.default_value;
       if (scale < 0) return remap[size_t(mean.inputs[1])];
-      Node times;
-      times.kind = NodeKind::Elementwise;
-      times.op = ElementOp::Mul;
-      const Value operands[2] = {program.node(scale).constant, mean.default_value};
-      default_value = apply_elementwise(times, operands);
+      default_value = combine(ElementOp::Mul, program.node(scale).constant, mean.default_value);
       return maker.map(ElementOp::Mul, {remap[size_t(scale)], remap[size_t(mean.inputs[1])]});
     };
-    Value defaults[2];
-    const NodeId va = scaled(x, m.scale_a, defaults[0]);
-    NodeId values = va;
-    if (m.b >= 0) values = maker.map(node.op, {va, scaled(program.node(m.b), m.scale_b, defaults[1])});
+    Value default_a, default_b;
+    NodeId values = scaled(x, m.scale_a, default_a);
+    if (m.b >= 0) values = maker.map(node.op, {values, scaled(program.node(m.b), m.scale_b, default_b)});
     const NodeId mean = maker.make(NodeKind::Aggregate, {remap[size_t(x.inputs[0])], values});
-    Node arithmetic;
-    arithmetic.kind = NodeKind::Elementwise;
-    arithmetic.op = node.op;
-    out.nodes[size_t(mean)].default_value = m.b >= 0 ? apply_elementwise(arithmetic, defaults) : defaults[0];
+    out.nodes[size_t(mean)].default_value = m.b >= 0 ? combine(node.op, default_a, default_b) : default_a;
     // Numerical where the sum or a mean was annotated so: a mean either way.
     if (node.annotation == Encoding::Numerical || x.annotation == Encoding::Numerical ||
         (m.b >= 0 && program.node(m.b).annotation == Encoding::Numerical))

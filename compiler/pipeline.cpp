@@ -21,6 +21,13 @@ namespace {
 
 std::string program_dump(const CompileState& s, const std::string& pass) { return dump_program(s.program, pass); }
 
+// The value sets, inferred again where a rewrite has changed the program since they were.
+void infer_if_changed(CompileState& s) {
+  if (s.values_current) return;
+  s.inference = infer(s.program, s.options);
+  s.values_current = true;
+}
+
 bool run_schedule(CompileState& s) {
   // From here on the program stays as it is: the passes below may keep what they fuse.
   s.fused_cache = std::make_unique<FusedCacheScope>(s.program);
@@ -40,10 +47,7 @@ bool run_schedule(CompileState& s) {
 bool run_tiebreak_keys(CompileState& s) {
   std::exception_ptr refused;
   try {
-    if (!s.values_current) {
-      s.inference = infer(s.program, s.options);
-      s.values_current = true;
-    }
+    infer_if_changed(s);
     return tiebreak_keys(s.program, s.inference, s.options);
   } catch (const UserError&) {
     refused = std::current_exception();
@@ -206,10 +210,7 @@ const std::vector<Pass>& pipeline() {
 }
 
 bool run_pass(CompileState& state, const Pass& pass) {
-  if (pass.reads_values && !state.values_current) {
-    state.inference = infer(state.program, state.options);
-    state.values_current = true;
-  }
+  if (pass.reads_values) infer_if_changed(state);
   const bool changed = pass.run(state);
   if (changed) state.values_current = false;
   return changed;

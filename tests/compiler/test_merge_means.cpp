@@ -25,24 +25,20 @@ int aggregates(const Program& p) {
 // Whether the output is a mean (not a map of one).
 bool output_is_mean(const Program& p) { return p.node(p.output).kind == NodeKind::Aggregate; }
 
+// Whether the program is one mean, and the output is that mean.
+bool one_mean(const Program& p) { return aggregates(p) == 1 && output_is_mean(p); }
+
 }  // namespace
 
 TEST_CASE("merge_means: sums of means over one selector, scaled by numbers or by one factor, are one mean") {
   const CompileOptions o = test_options(digits_1_to_4(), 6, Mode::Bidirectional);
-  Program p = merged("aggregate(s, ones) - aggregate(s, twos);", o).after;
-  CHECK(aggregates(p) == 1);
-  CHECK(output_is_mean(p));
+  CHECK(one_mean(merged("aggregate(s, ones) - aggregate(s, twos);", o).after));
   // Numbers go inside, on either side of the product.
-  p = merged("2 * aggregate(s, ones) - aggregate(s, twos);", o).after;
-  CHECK(aggregates(p) == 1);
-  CHECK(output_is_mean(p));
-  p = merged("aggregate(s, ones) * 3 + aggregate(s, twos) * -1;", o).after;
-  CHECK(aggregates(p) == 1);
-  CHECK(output_is_mean(p));
+  CHECK(one_mean(merged("2 * aggregate(s, ones) - aggregate(s, twos);", o).after));
+  CHECK(one_mean(merged("aggregate(s, ones) * 3 + aggregate(s, twos) * -1;", o).after));
   // Means annotated numerical merge, and the merged one stays numerical.
-  p = merged("numerical(2 * numerical(aggregate(s, ones)) - numerical(aggregate(s, twos)));", o).after;
-  CHECK(aggregates(p) == 1);
-  REQUIRE(output_is_mean(p));
+  Program p = merged("numerical(2 * numerical(aggregate(s, ones)) - numerical(aggregate(s, twos)));", o).after;
+  REQUIRE(one_mean(p));
   CHECK(p.node(p.output).annotation == Encoding::Numerical);
   // A factor both share stays outside: (indices + 1) times one mean.
   p = merged("(indices + 1) * aggregate(s, ones) - (indices + 1) * aggregate(s, twos);", o).after;
@@ -50,12 +46,11 @@ TEST_CASE("merge_means: sums of means over one selector, scaled by numbers or by
   CHECK_FALSE(output_is_mean(p));
 
   // A numerical product of a number and a mean read by nothing else is a mean; unannotated, the
-  // product is categorical (a selector may compare it), and a mean read elsewhere stays one head.
-  p = merged("numerical(3 * aggregate(s, ones));", o).after;
-  CHECK(aggregates(p) == 1);
-  CHECK(output_is_mean(p));
+  // product is categorical (a selector may compare it), and a mean read elsewhere stays the one
+  // mean there is (merged, the product would be a second).
+  CHECK(one_mean(merged("numerical(3 * aggregate(s, ones));", o).after));
   CHECK_FALSE(output_is_mean(merged("3 * aggregate(s, ones);", o).after));
-  CHECK_FALSE(output_is_mean(merged("m = aggregate(s, ones);\nnumerical(3 * m) + selector_width(select(m, m, ==));", o).after));
+  CHECK(aggregates(merged("m = aggregate(s, ones);\nnumerical(3 * m) + selector_width(select(m, m, ==));", o).after) == 1);
 
   // Not merged: two selectors, a copy (categorical()), a factor that is neither a number nor shared.
   CHECK(aggregates(merged("aggregate(s, ones) - aggregate(select(indices, indices, >=), twos);", o).after) == 2);
