@@ -79,25 +79,6 @@ NodeId sort_key(const Program& p, NodeId id, bool& unique) {
   return key;
 }
 
-// The key's values in the order `<` puts them, where `<`, `==` and `<=` agree on them as a strict
-// total order; empty otherwise (or when a comparison is an error).
-std::vector<Value> ordered_keys(const std::vector<Value>& values, const Span& where) {
-  std::vector<Value> sorted = values;
-  try {
-    for (const Value& a : values)
-      for (const Value& b : values) {
-        const bool lt = compare_select(Comparison::Lt, a, b, where), gt = compare_select(Comparison::Lt, b, a, where);
-        const bool eq = compare_select(Comparison::Eq, a, b, where);
-        if (int(lt) + int(gt) + int(eq) != 1 || compare_select(Comparison::Le, a, b, where) != (lt || eq)) return {};
-      }
-    std::sort(sorted.begin(), sorted.end(),
-              [&](const Value& a, const Value& b) { return compare_select(Comparison::Lt, a, b, where); });
-  } catch (const UserError&) {
-    return {};
-  }
-  return sorted;
-}
-
 struct CountingSort {
   NodeId key = -1, indices = -1;
   std::vector<Value> keys;     // in sorted order
@@ -125,7 +106,7 @@ std::optional<CountingSort> counting_sort(const Program& p, const Inference& inf
   plan.key = key;
   plan.unique = unique;
   plan.indices = p.node(p.node(id).inputs[0]).inputs[1];
-  plan.keys = ordered_keys(key_info.values, p.node(id).span);
+  plan.keys = ordered_values(key_info.values, p.node(id).span);
   if (plan.keys.empty()) return std::nullopt;
   const NodeId seq = p.node(id).inputs[1];
   std::vector<NodeId> support;

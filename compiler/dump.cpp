@@ -181,4 +181,15 @@ std::string explain(const Program& program, const Inference& inference, const Sc
   return out.str();
 }
 
+std::string explain_rewritten(const Program& source, const std::vector<std::pair<std::string, std::string>>& away) {
+  std::ostringstream out;
+  for (const auto& [name, pass] : away) {
+    const NodeId id = source.find(name);
+    if (id < 0) continue;
+    out << shown_name(source, id) << ": not in the model: the " << pass
+        << " pass computes what reads it without it (docs/compiler.md says what each pass does)\n";
+  }
+  return out.str();
+}
+
 }  // namespace raspc::compiler

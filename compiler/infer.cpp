@@ -21,7 +21,30 @@
 #include "compiler/ir.hpp"
 
 namespace raspc::compiler {
+
+std::vector<Value> ordered_values(const std::vector<Value>& values, const Span& where) {
+  std::vector<Value> sorted = values;
+  try {
+    for (const Value& a : values)
+      for (const Value& b : values) {
+        const bool lt = compare_select(Comparison::Lt, a, b, where), gt = compare_select(Comparison::Lt, b, a, where);
+        const bool eq = compare_select(Comparison::Eq, a, b, where);
+        if (int(lt) + int(gt) + int(eq) != 1 || compare_select(Comparison::Le, a, b, where) != (lt || eq)) return {};
+      }
+    std::sort(sorted.begin(), sorted.end(),
+              [&](const Value& a, const Value& b) { return compare_select(Comparison::Lt, a, b, where); });
+  } catch (const UserError&) {
+    return {};
+  }
+  return sorted;
+}
+
 namespace {
+
+// The most values of a sort's key checked to be ordered (ordered_values compares every pair), and
+// of a tie-broken key's (x value, position) pairs evaluated to see that it differs between positions.
+constexpr size_t kMaxOrderedValues = 512;
+constexpr size_t kMaxPositionKeys = size_t(1) << 16;
 
 bool numeric_value(const Value& v, Rational& out) {
   if (v.is_number()) return out = v.number, true;
@@ -332,6 +355,98 @@ class Inferrer {
       default:
         return false;
     }
+  }
+
+  // Whether a selector selects exactly one key at every position of every input: a sort's
+  // `select(target, indices, ==)` whose target ranks the positions (orders_positions), in
+  // bidirectional mode, where every query sees every key: the targets of an input of length L are
+  // 0..L-1, each once, so its aggregate copies one value and never gives its default (a sort of a
+  // sort's output then has the first sort's values as its keys: Tracr's sort_twice).
+  bool selects_one_per_position(NodeId selector) {
+    const Node& node = program_.node(selector);
+    return options_.mode == Mode::Bidirectional && node.kind == NodeKind::Select &&
+           node.comparison == Comparison::Eq && program_.node(node.inputs[1]).kind == NodeKind::Indices &&
+           orders_positions(node.inputs[0]);
+  }
+
+  // Whether a width counts, at each position, the positions before it in a strict total order of
+  // positions: the width of `select(r, r, <) or (select(r, r, ==) and select(indices, indices, <))`
+  // (the library's stable sort; tiebreak_keys writes Tracr's tie-broken keys so), either direction
+  // of each comparison, where `<` and `==` order r's values strictly and totally, of
+  // `select(indices, indices, <)` alone, or of Tracr's `select(k, k, <)` over a key that differs
+  // between any two positions (position_unique_key); also that width split into its two parts and
+  // summed (split_widths).
+  bool orders_positions(NodeId width) {
+    const Node& node = program_.node(width);
+    std::vector<NodeId> parts;
+    if (node.kind == NodeKind::SelectorWidth) {
+      flatten_selector(program_, node.inputs[0], NodeKind::SelectOr, parts);
+    } else if (node.kind == NodeKind::Elementwise && node.op == ElementOp::Add) {
+      for (NodeId in : node.inputs) {
+        const Node& part = program_.node(in);
+        if (!is_construction(part, WidthHeadKind::WidthPart)) return false;
+        parts.push_back(part.inputs[0]);
+      }
+    } else {
+      return false;
+    }
+    auto strict = [&](NodeId sel, bool positions) {
+      const Node& s = program_.node(sel);
+      return s.kind == NodeKind::Select && s.inputs[0] == s.inputs[1] &&
+             (s.comparison == Comparison::Lt || s.comparison == Comparison::Gt) &&
+             (program_.node(s.inputs[0]).kind == NodeKind::Indices) == positions;
+    };
+    if (parts.size() == 1)
+      return strict(parts[0], true) || (strict(parts[0], false) && position_unique_key(program_.node(parts[0]).inputs[0]));
+    if (parts.size() != 2) return false;
+    for (int first = 0; first < 2; ++first) {
+      const Node& before = program_.node(parts[size_t(first)]);
+      std::vector<NodeId> tie;
+      flatten_selector(program_, parts[size_t(1 - first)], NodeKind::SelectAnd, tie);
+      if (!strict(parts[size_t(first)], false) || tie.size() != 2) continue;
+      const NodeId r = before.inputs[0];
+      for (int same = 0; same < 2; ++same) {
+        const Node& eq = program_.node(tie[size_t(same)]);
+        if (eq.kind == NodeKind::Select && eq.comparison == Comparison::Eq && eq.inputs[0] == r &&
+            eq.inputs[1] == r && strict(tie[size_t(1 - same)], true) && info(r).values_known &&
+            info(r).values.size() <= kMaxOrderedValues && !ordered_values(info(r).values, before.span).empty())
+          return true;
+      }
+    }
+    return false;
+  }
+
+  // Whether a key made of a categorical x and the position (Tracr's tie-broken `x + i * eps`) is a
+  // number that differs between any two positions, whatever x holds at each: evaluated at every (x
+  // value, position) pair, as tiebreak_keys does, and sorted. Its `<` then orders the positions.
+  bool position_unique_key(NodeId key) {
+    if (program_.node(key).kind != NodeKind::Elementwise) return false;
+    const std::vector<NodeId> support = support_of(program_, key, &result_.cut);
+    if (support.size() != 2) return false;
+    const bool indices_first = program_.node(support[0]).kind == NodeKind::Indices;
+    const NodeId x = support[indices_first ? 1 : 0];
+    if (program_.node(support[indices_first ? 0 : 1]).kind != NodeKind::Indices) return false;
+    const std::vector<Value>& xs = info(x).values;
+    const size_t n = size_t(options_.max_len);
+    if (!info(x).values_known || xs.empty() || xs.size() * n > kMaxPositionKeys) return false;
+    std::vector<std::pair<Rational, size_t>> keys;  // (key, position)
+    for (const Value& a : xs)
+      for (size_t i = 0; i < n; ++i) {
+        const Value position = Value::of_int(int64_t(i));
+        Value k;
+        if (!evaluate_fused(program_, key, support, indices_first ? std::vector<Value>{position, a}
+                                                                  : std::vector<Value>{a, position}, k) ||
+            !k.is_number())
+          return false;
+        keys.emplace_back(k.number, i);
+      }
+    std::sort(keys.begin(), keys.end(), [](const auto& p, const auto& q) {
+      const int c = compare(p.first, q.first);
+      return c != 0 ? c < 0 : p.second < q.second;
+    });
+    for (size_t j = 1; j < keys.size(); ++j)
+      if (compare(keys[j - 1].first, keys[j].first) == 0 && keys[j - 1].second != keys[j].second) return false;
+    return true;
   }
 
   // A count of selected keys (a selector_width, a width part): 0..n (1..n where the selector selects
@@ -662,7 +777,7 @@ class Inferrer {
       if (!val.values_known)
         fail_at(node.span, "a categorical aggregate needs the value set of what it copies, which cannot be enumerated");
       out.values = val.values;
-      out.values.push_back(node.default_value);
+      if (!selects_one_per_position(node.inputs[0])) out.values.push_back(node.default_value);
       out.values = sorted_unique(std::move(out.values));
       return;
     }

@@ -218,6 +218,10 @@ Inference infer(const Program& program, const CompileOptions& options, bool past
 // `x + i * eps` take |x| n values) and for listing values (the Tracr converter's). What reads it
 // may still be refused; the inference a model is built from never lists past the limit.
 
+// The values in the order `<` puts them, where `<`, `==` and `<=` agree on them as a strict total
+// order (every pair compared, so quadratic); empty otherwise, or when a comparison is an error.
+std::vector<Value> ordered_values(const std::vector<Value>& values, const Span& where);
+
 // The combinations of values that the s-ops of `support` can hold together at one position: each
 // is a digit per s-op (an index into its `values`) and the positions where it can occur (empty:
 // every position, when no s-op of `support` has per-position value sets). Parts of a split width
@@ -680,5 +684,8 @@ std::string dump_budget(const Program& program, const Inference& inference, cons
                         const Allocation& allocation, const CompileOptions& options);
 std::string dump_lowered(const Lowered& lowered, const Allocation& allocation);
 std::string explain(const Program& program, const Inference& inference, const Schedule& schedule);
+// --explain's lines for the s-ops the user named that a rewrite left out of the program (name, the
+// pass), each named as the source names it.
+std::string explain_rewritten(const Program& source, const std::vector<std::pair<std::string, std::string>>& away);
 
 }  // namespace raspc::compiler

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <set>
 
 #include "runtime/model_report.hpp"
 #include "runtime/safetensors.hpp"
@@ -28,12 +29,32 @@ void infer_if_changed(CompileState& s) {
   s.values_current = true;
 }
 
+// The top-level names of the s-ops the output reads (directly or not), but tokens and indices,
+// which the embeddings hold whatever reads them.
+std::set<std::string> computed_names(const Program& p) {
+  std::vector<uint8_t> read(p.nodes.size(), 0);
+  if (p.output >= 0) read[size_t(p.output)] = 1;
+  for (NodeId id = p.output; id >= 0; --id)
+    if (read[size_t(id)])
+      for (NodeId in : p.node(id).inputs) read[size_t(in)] = 1;
+  std::set<std::string> names;
+  for (const auto& [name, id] : p.named)
+    if (id >= 0 && read[size_t(id)] && !p.node(id).is_selector() && p.node(id).kind != NodeKind::Constant &&
+        p.node(id).kind != NodeKind::Tokens && p.node(id).kind != NodeKind::Indices)
+      names.insert(name);
+  return names;
+}
+
 bool run_schedule(CompileState& s) {
   // From here on the program stays as it is: the passes below may keep what they fuse.
   s.fused_cache = std::make_unique<FusedCacheScope>(s.program);
   s.schedule = schedule(s.program, s.inference, s.options);
   if (s.options.explain) {
-    s.result.explanation = explain(s.program, s.inference, s.schedule);
+    const std::set<std::string> computed = computed_names(s.program);
+    std::vector<std::pair<std::string, std::string>> away;
+    for (const auto& entry : s.rewritten_away)
+      if (!computed.count(entry.first)) away.push_back(entry);
+    s.result.explanation = explain(s.program, s.inference, s.schedule) + explain_rewritten(s.source, away);
     if (s.options.on_explanation) s.options.on_explanation(s.result.explanation);
   }
   return false;
@@ -217,8 +238,14 @@ bool run_pass(CompileState& state, const Pass& pass) {
 }
 
 void run_passes(CompileState& state, const std::string& last) {
+  std::set<std::string> computed = computed_names(state.program);
   for (const Pass& pass : pipeline()) {
-    run_pass(state, pass);
+    if (run_pass(state, pass)) {
+      std::set<std::string> now = computed_names(state.program);
+      for (const std::string& name : computed)
+        if (!now.count(name)) state.rewritten_away.emplace_back(name, pass.name);
+      computed = std::move(now);
+    }
     if (pass.name == state.options.dump_after) {
       state.result.dump = pass.dump(state, pass.name);
       if (state.options.on_dump) state.options.on_dump(state.result.dump);
