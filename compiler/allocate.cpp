@@ -126,6 +126,16 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
         dims.push_back(slot->second);
       }
       a.onehot[id] = dims;
+      // An embedded map with tied tokens pairs each output dimension with a partner (alike where
+      // the values print alike).
+      if (id == program.output && schedule.embedded && !schedule.embedded->tied_levels.empty()) {
+        std::map<int, int> partner;
+        for (size_t i = 0; i < dims.size(); ++i) {
+          auto [slot, added] = partner.try_emplace(dims[i], -1);
+          if (added) slot->second = add(name + ".unembed:" + to_display(info.values[i]));
+          a.unembed.push_back(slot->second);
+        }
+      }
     }
   }
   return a;

@@ -131,6 +131,8 @@ Model assemble(const Program& program, const Inference& inference, const Allocat
     }
   }
   if (config.layer_norm) std::fill(w->ln_f_w, w->ln_f_w + C, float(lowered.lnf_gain));
+  if (config.layer_norm && !lowered.lnf_gains.empty())
+    for (int c = 0; c < C; ++c) w->ln_f_w[c] = float(lowered.lnf_gains[size_t(c)]);
 
   model.vocab = lowered.vocab;
   model.bos_id = 0;

@@ -491,10 +491,16 @@ std::optional<double> projection_for(const Program& program, const Inference& in
 struct EmbeddedMap {
   enum class Over : uint8_t { Tokens, Positions } over;
   NodeId source = -1;
+  // Over tokens, where output values are also input symbols (print alike): those tokens' rows are
+  // an input and an output at once, written through pairs of dimensions that ln_f's gains weigh
+  // +1 and -1 (embedded_map.cpp). Each output value's level along the map's chains between such
+  // tokens, by value index; empty for the plain rows.
+  std::vector<int> tied_levels;
   std::string why() const;  // for --explain
 };
 // The output's embedded map, where it can be one: a numerical map of one of the above with a known
-// value set, or a categorical one whose values, over tokens, are no input symbol's.
+// value set, or a categorical one whose values, over tokens, are no input symbol's or, under
+// LayerNorm, are some but the map takes no such token around a cycle of two or more.
 std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
                                         const CompileOptions& options);
 
@@ -528,6 +534,9 @@ struct Allocation {
   int one = -1, bos = -1, pad = -1, zero = -1, anchor = -1;
   double one_value = 1.0;  // what `one` holds at every position
   std::map<NodeId, std::vector<int>> onehot;  // categorical s-op -> a dimension per value
+  // An embedded map with tied tokens: the partner of each output value's dimension, by value index
+  // (constructions/embedded_map.cpp).
+  std::vector<int> unembed;
   std::map<NodeId, int> numeric;              // numerical s-op -> its dimension
   std::map<NodeId, int> scratch;              // selector width -> its scratch dimension (scratch_level)
   // indices / length -> its number group: (v-c)/e, -(v-c)/e, (v-c)^2/e^2, -(v-c)^2/e^2, y, -y with
@@ -587,6 +596,7 @@ struct Lowered {
   int width = 0;  // n_embd
   std::vector<LoweredBlock> blocks;
   double lnf_gain = 1;
+  std::vector<double> lnf_gains;  // per dimension, where they differ (an embedded map with tied tokens)
   std::vector<std::string> vocab;           // token strings: BOS, input symbols, output-only values
   std::vector<std::vector<std::pair<int, double>>> wte;  // by token: sparse residual row
   std::vector<std::vector<std::pair<int, double>>> wpe;  // by position (BOS = 0)

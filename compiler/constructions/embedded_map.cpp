@@ -19,10 +19,30 @@
 // same 1 + 2e, so ln_f's mean moves every logit alike. Output values that are also input symbols
 // have input rows, which cannot carry 1 + e; such a map stays an MLP.
 //
+// Tied tokens. Under LayerNorm the rows can carry output values that are input symbols too. ln_f
+// weighs dimensions alike, so far: give it signed gains, and each output value v two dimensions,
+// its own `NAME:v` at gain +g and a partner `NAME.unembed:v` at -g, so that a logit is
+// g/sigma * (x_P . w_P - x_N . w_N). A row writes its input part, F(t) in both (1, 1), and, for the
+// token of an output value v, its output part, -lambda_v in the partner. In the logits the input
+// parts of two rows cancel (1 - 1), output parts meet only on their own token (-lambda_v^2), and an
+// input part meets an output part where the input maps to that value (+lambda_v). At a position
+// holding t, F(t) = v, the token of v scores lambda_v (2 lambda_v - lambda_v^2 where F(v) = v), the
+// token of t itself -lambda_t^2, a token u with F(u) = t lambda_t, every other 0. So the right
+// token wins where lambda rises along every step t -> F(t) between tokens that are both: lambda_v =
+// (1 + level_v) / (L + 2), level_v the longest chain of such steps ending at v, which exists where
+// the map takes no such token around a cycle (a fixed point is no step). The smallest gap is
+// 1/(L + 2)^2 (lambda (1 - lambda) at a fixed point). Every row sums to 0 (pad, at gain 0, takes
+// the rest), so ln_f's mean is 0; its scale differs by row, a positive factor of every logit. Where
+// the map cycles (a permutation of the tokens) it stays an MLP.
+//
 // A numerical output is read off the residual stream before ln_f, not through the unembedding, so
 // its map's row writes the value itself, F(t) or F(i), in the output's one dimension: exact up to
 // float32's rounding of the number. The tied unembedding reads that dimension too, but nothing
 // reads a numerical model's logits.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
 #include <optional>
 
 #include "compiler/lower_internal.hpp"
@@ -39,22 +59,98 @@ std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference&
   // map without a finite value set stays an MLP).
   if (numerical && (!info.values_known || info.values.empty())) return std::nullopt;
   std::vector<NodeId> support = support_of(program, id, &inference.cut);
-  if (support.empty()) return EmbeddedMap{EmbeddedMap::Over::Positions, -1};
+  if (support.empty()) return EmbeddedMap{EmbeddedMap::Over::Positions, -1, {}};
   if (support.size() != 1) return std::nullopt;
   const NodeKind source = program.node(support[0]).kind;
-  if (source == NodeKind::Indices) return EmbeddedMap{EmbeddedMap::Over::Positions, support[0]};
+  if (source == NodeKind::Indices) return EmbeddedMap{EmbeddedMap::Over::Positions, support[0], {}};
   if (source != NodeKind::Tokens) return std::nullopt;
-  if (numerical) return EmbeddedMap{EmbeddedMap::Over::Tokens, support[0]};
-  for (const Value& v : info.values)
-    for (const Value& symbol : options.vocab)
-      if (to_display(v) == to_display(symbol)) return std::nullopt;
-  return EmbeddedMap{EmbeddedMap::Over::Tokens, support[0]};
+  EmbeddedMap map{EmbeddedMap::Over::Tokens, support[0], {}};
+  if (numerical) return map;
+  // Output values by the token that prints them; the steps t -> F(t) between tokens that are an
+  // input symbol and an output value, and each value's level along them.
+  std::map<std::string, size_t> value_of_text;
+  for (size_t i = 0; i < info.values.size(); ++i) value_of_text.try_emplace(to_display(info.values[i]), i);
+  std::vector<std::vector<size_t>> steps_into(info.values.size());
+  bool tied = false;
+  for (const Value& symbol : options.vocab) {
+    auto own = value_of_text.find(to_display(symbol));
+    if (own == value_of_text.end()) continue;
+    tied = true;
+    Value v;
+    if (!evaluate_fused(program, id, support, {symbol}, v)) continue;
+    const size_t image = value_of_text.at(to_display(v));
+    if (image != own->second) steps_into[image].push_back(own->second);
+  }
+  if (!tied) return map;
+  if (!options.layer_norm) return std::nullopt;  // the pairs need ln_f's signed gains
+  // Longest chains, depth first; a value met again on the chain being followed is a cycle.
+  std::vector<int> level(info.values.size(), -1), state(info.values.size(), 0);  // 0 new, 1 open, 2 done
+  bool cycle = false;
+  std::function<int(size_t)> depth = [&](size_t v) {
+    if (state[v] == 1) return cycle = true, 0;
+    if (state[v] == 2) return level[v];
+    state[v] = 1;
+    int deepest = 0;
+    for (size_t from : steps_into[v]) deepest = std::max(deepest, depth(from) + 1);
+    state[v] = 2;
+    return level[v] = deepest;
+  };
+  for (size_t v = 0; v < info.values.size(); ++v) depth(v);
+  if (cycle) return std::nullopt;
+  for (size_t i = 0; i < info.values.size(); ++i) map.tied_levels.push_back(level[value_of_text.at(to_display(info.values[i]))]);
+  return map;
 }
 
 std::string EmbeddedMap::why() const {
-  return over == Over::Tokens ? "the token embedding: each input token's row writes the map's value"
-                              : "the position embedding: each position's row writes the map's value";
+  if (over == Over::Positions) return "the position embedding: each position's row writes the map's value";
+  if (tied_levels.empty()) return "the token embedding: each input token's row writes the map's value";
+  return "the token embedding: each input token's row writes the map's value, and the tokens that are both an "
+         "input and an output value pair it with their own through ln_f's gains of +1 and -1";
 }
+
+namespace {
+
+// The rows and ln_f's gains of tied tokens (above). `entry_of(x)`: the dimension of F(x)'s value.
+template <typename EntryOf>
+void write_tied_rows(const LowerContext& ctx, const EmbeddedMap& map, const EntryOf& entry_of, Lowered& out) {
+  const std::vector<int>& own = ctx.allocation.onehot.at(ctx.program.output);
+  const std::vector<int>& partner = ctx.allocation.unembed;
+  const int pad = ctx.allocation.pad;
+  const int deepest = *std::max_element(map.tied_levels.begin(), map.tied_levels.end());
+  std::vector<std::map<int, double>> rows(out.wte.size());
+  for (size_t s = 0; s < ctx.options.vocab.size(); ++s)
+    if (auto entry = entry_of(ctx.options.vocab[s])) {
+      const size_t i = size_t(std::find(own.begin(), own.end(), entry->first) - own.begin());
+      rows[size_t(out.input_ids[s])][own[i]] += 1.0;
+      rows[size_t(out.input_ids[s])][partner[i]] += 1.0;
+    }
+  std::vector<uint8_t> written(out.wte.size(), 0);  // values printed alike: one token, one output part
+  for (size_t i = 0; i < map.tied_levels.size(); ++i) {
+    const size_t token = size_t(out.output_token_of_value[i]);
+    if (written[token]++) continue;
+    rows[token][partner[i]] -= double(1 + map.tied_levels[i]) / double(deepest + 2);
+  }
+  rows[0][pad] = 1.0;  // BOS: its logits are never read
+  double widest = 0;   // the largest sigma of an input row
+  for (size_t t = 0; t < rows.size(); ++t) {
+    double sum = 0, square = 0;
+    for (const auto& [dim, w] : rows[t]) sum += w;
+    const bool empty = rows[t].empty();  // an input where the map is undefined: pad alone
+    if (t > 0) rows[t][pad] = empty ? 1.0 : -sum;
+    out.wte[t].assign(rows[t].begin(), rows[t].end());
+    for (const auto& [dim, w] : rows[t]) square += w * w;
+    widest = std::max(widest, std::sqrt(square / ctx.width + 1e-5));
+  }
+  // The smallest gap between the right token's score and another's is 1/(L + 2)^2 before ln_f's
+  // 1/sigma and g: g makes it 50 at the widest row.
+  const double gap = 1.0 / double((deepest + 2) * (deepest + 2));
+  const double g = 50.0 * widest / gap;
+  out.lnf_gains.assign(size_t(ctx.width), 0.0);
+  for (int dim : own) out.lnf_gains[size_t(dim)] = g;
+  for (int dim : partner) out.lnf_gains[size_t(dim)] = -g;
+}
+
+}  // namespace
 
 void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out) {
   const NodeId id = ctx.program.output;
@@ -81,6 +177,7 @@ void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered
     return;
   }
   const std::vector<Value>& symbols = ctx.options.vocab;
+  if (!map.tied_levels.empty()) return write_tied_rows(ctx, map, entry_of, out);
   for (size_t s = 0; s < symbols.size(); ++s)
     if (auto entry = entry_of(symbols[s])) out.wte[size_t(out.input_ids[s])].push_back(*entry);
   // Output-only tokens (every output value here): their output dimension at 1 + e, as above.

@@ -63,16 +63,53 @@ TEST_CASE("embedded map: maps of the positions, and a constant, are the position
   }
 }
 
-TEST_CASE("embedded map: a map whose values are input symbols stays an MLP") {
-  // Its output tokens are also input tokens, whose tied rows must carry the input's own entries:
-  // they cannot be the 1 + e rows that outscore the embedded one-hot (embedded_map.cpp).
-  for (const char* text : {"swapped = \"b\" if tokens == \"a\" else \"a\";\nswapped;\n", "tokens;\n"}) {
+TEST_CASE("embedded map: a map whose values are input symbols is tied rows, unless it cycles") {
+  // Output tokens that are also input tokens: their rows are an input and an output at once, paired
+  // through ln_f's gains of +1 and -1 (embedded_map.cpp). The right token wins where the map's
+  // chains between such tokens rise: a fixed point is fine, a cycle of two or more is not.
+  std::vector<Value> to_16 = numbers_below(17);
+  std::string squares = "{";
+  std::string halves = "{";
+  for (int t = 0; t <= 16; ++t) {
+    const bool square = t == 0 || t == 1 || t == 4 || t == 9 || t == 16;
+    squares += (t ? ", " : "") + std::to_string(t) + ": " + (square ? "1" : "0");
+    halves += (t ? ", " : "") + std::to_string(t) + ": " + std::to_string(t / 2);
+  }
+  // is_square (0 -> 1, 1 -> 1, the rest to 0 or 1); halving (16 -> 8 -> 4 -> 2 -> 1 -> 0, chains of
+  // five steps); the identity (fixed points only).
+  for (const std::string& text : {"is_square = " + squares + "}[tokens];\nis_square;\n",
+                                  "half = " + halves + "}[tokens];\nhalf;\n", std::string("tokens;\n")}) {
+    for (Mode mode : {Mode::Causal, Mode::Bidirectional}) {
+      INFO(text << (mode == Mode::Causal ? " causal" : " bidirectional"));
+      CompileOptions o = test_options(to_16, 4, mode);
+      const CompileResult r = compile_program(program_from_text(text), o);
+      CHECK(r.model.config.n_layer == 0);
+      CHECK(r.report.inputs_checked == 17 + 17 * 17 + 17 * 17 * 17 + 17 * 17 * 17 * 17);
+      CHECK(r.report.mismatches == 0);
+      // ln_f's gain sets the smallest gap to 50 at the widest row.
+      CHECK(r.report.min_logit_margin >= 49.9);
+    }
+  }
+  // The residual: pad, the output's dimensions and their partners.
+  const CompileResult square = compile_program(program_from_text("is_square = " + squares + "}[tokens];\nis_square;\n"),
+                                               test_options(to_16, 4, Mode::Bidirectional));
+  CHECK(square.model.residual_labels ==
+        std::vector<std::string>{"pad", "is_square:0", "is_square:1", "is_square.unembed:0", "is_square.unembed:1"});
+  CHECK(square.report.parameters == (18 + 5) * 5 + 2 * 5);
+
+  // Around a cycle (a swap; a rotation of five), or without LayerNorm (no signed gains), an MLP.
+  for (const char* text : {"swapped = \"b\" if tokens == \"a\" else \"a\";\nswapped;\n",
+                           "rotated = {\"a\": \"b\", \"b\": \"c\", \"c\": \"d\", \"d\": \"e\", \"e\": \"a\"}[tokens];\nrotated;\n"}) {
     INFO(text);
     const CompileResult r =
-        compile_program(program_from_text(text), test_options(parse_vocabulary("ab"), 6, Mode::Bidirectional));
+        compile_program(program_from_text(text), test_options(parse_vocabulary("abcde"), 5, Mode::Bidirectional));
     CHECK(r.model.config.n_layer == 1);
     CHECK(r.report.mismatches == 0);
   }
+  CompileOptions plain = test_options(parse_vocabulary("ab"), 5, Mode::Bidirectional);
+  plain.layer_norm = false;
+  plain.activation = Activation::Relu;
+  CHECK(compile_program(program_from_text("tokens;\n"), plain).model.config.n_layer == 1);
 }
 
 TEST_CASE("embedded map: a model of no blocks runs on the CPU as the interpreter says") {
