@@ -17,7 +17,7 @@
 // its output dimension at 1 + e instead of e: the right output scores 2e^2 + 1 + e, a margin of
 // e - 2e^2 over every input token (as an MLP-written output's), and every row still sums to the
 // same 1 + 2e, so ln_f's mean moves every logit alike. Output values that are also input symbols
-// have input rows, which cannot carry 1 + e; such a map stays an MLP.
+// have input rows, which cannot carry 1 + e: such a map's rows are tied (below).
 //
 // Tied tokens. Under LayerNorm the rows can carry output values that are input symbols too. ln_f
 // weighs dimensions alike, so far: give it signed gains, and each output value v two dimensions,
@@ -33,7 +33,8 @@
 // the map takes no such token around a cycle (a fixed point is no step). The smallest gap is
 // 1/(L + 2)^2 (lambda (1 - lambda) at a fixed point). Every row sums to 0 (pad, at gain 0, takes
 // the rest), so ln_f's mean is 0; its scale differs by row, a positive factor of every logit. Where
-// the map cycles (a permutation of the tokens) it stays an MLP.
+// the map cycles (a permutation of the tokens), or its chains are long (kMostTiedLevels), it stays
+// an MLP.
 //
 // A numerical output is read off the residual stream before ln_f, not through the unembedding, so
 // its map's row writes the value itself, F(t) or F(i), in the output's one dimension: exact up to
@@ -48,6 +49,16 @@
 #include "compiler/lower_internal.hpp"
 
 namespace raspc::compiler {
+
+namespace {
+
+// The longest chain of tied tokens written into the rows: the smallest gap between logits is
+// 1/(L + 2)^2 of their scale, so ln_f's gain, and with it the logits, grow with L^2 (about 4e5 at
+// 64, which float32 still resolves to a few hundredths against a margin of 50). Longer chains (a
+// map t -> t - 1 over a long range of numbers) keep the MLP.
+constexpr int kMostTiedLevels = 64;
+
+}  // namespace
 
 std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
                                         const CompileOptions& options) {
@@ -96,7 +107,7 @@ std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference&
     return level[v] = deepest;
   };
   for (size_t v = 0; v < info.values.size(); ++v) depth(v);
-  if (cycle) return std::nullopt;
+  if (cycle || *std::max_element(level.begin(), level.end()) > kMostTiedLevels) return std::nullopt;
   for (size_t i = 0; i < info.values.size(); ++i) map.tied_levels.push_back(level[value_of_text.at(to_display(info.values[i]))]);
   return map;
 }

@@ -106,6 +106,13 @@ TEST_CASE("embedded map: a map whose values are input symbols is tied rows, unle
     CHECK(r.model.config.n_layer == 1);
     CHECK(r.report.mismatches == 0);
   }
+  // Nor along a chain of more than 64 steps (t -> t - 1 over 0..80): the gain would grow with its
+  // square (embedded_map.cpp).
+  std::string down = "{";
+  for (int t = 0; t <= 80; ++t) down += (t ? ", " : "") + std::to_string(t) + ": " + std::to_string(std::max(0, t - 1));
+  CHECK(compile_program(program_from_text("down = " + down + "}[tokens];\ndown;\n"),
+                        test_options(numbers_below(81), 2, Mode::Bidirectional))
+            .model.config.n_layer == 1);
   CompileOptions plain = test_options(parse_vocabulary("ab"), 5, Mode::Bidirectional);
   plain.layer_norm = false;
   plain.activation = Activation::Relu;
