@@ -134,7 +134,14 @@ std::string dump_lowered(const Lowered& lowered, const Allocation& allocation) {
     for (size_t u = 0; u < block.unit_labels.size(); ++u)
       out << "    unit " << u << ": " << block.unit_labels[u] << " (bias " << block.fc_bias[u] << ")\n";
   }
-  out << "ln_f gain " << lowered.lnf_gain << "\n";
+  if (lowered.lnf_gains.empty()) {
+    out << "ln_f gain " << lowered.lnf_gain << "\n";
+  } else {  // an embedded map with tied tokens: a gain per dimension
+    out << "ln_f gains";
+    for (size_t c = 0; c < lowered.lnf_gains.size(); ++c)
+      if (lowered.lnf_gains[c] != 0) out << " [" << label(int(c)) << "]=" << lowered.lnf_gains[c];
+    out << "\n";
+  }
   return out.str();
 }
 

@@ -500,7 +500,8 @@ struct EmbeddedMap {
 };
 // The output's embedded map, where it can be one: a numerical map of one of the above with a known
 // value set, or a categorical one whose values, over tokens, are no input symbol's or, under
-// LayerNorm, are some but the map takes no such token around a cycle of two or more.
+// LayerNorm, are some but the map takes no such token around a cycle of two or more (nor along a
+// chain of more than 64 steps: embedded_map.cpp).
 std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
                                         const CompileOptions& options);
 
