@@ -420,25 +420,18 @@ class Inferrer {
   // number that differs between any two positions, whatever x holds at each: evaluated at every (x
   // value, position) pair, as tiebreak_keys does, and sorted. Its `<` then orders the positions.
   bool position_unique_key(NodeId key) {
-    if (program_.node(key).kind != NodeKind::Elementwise) return false;
-    const std::vector<NodeId> support = support_of(program_, key, &result_.cut);
-    if (support.size() != 2) return false;
-    const bool indices_first = program_.node(support[0]).kind == NodeKind::Indices;
-    const NodeId x = support[indices_first ? 1 : 0];
-    if (program_.node(support[indices_first ? 0 : 1]).kind != NodeKind::Indices) return false;
-    const std::vector<Value>& xs = info(x).values;
     const size_t n = size_t(options_.max_len);
-    if (!info(x).values_known || xs.empty() || xs.size() * n > kMaxPositionKeys) return false;
+    const std::optional<PositionKeys> evaluated =
+        keys_by_position(program_, key, &result_.cut, options_.max_len, [&](NodeId x) {
+          const SopInfo& xi = info(x);
+          return xi.values_known && xi.values.size() * n <= kMaxPositionKeys ? &xi.values : nullptr;
+        });
+    if (!evaluated) return false;
     std::vector<std::pair<Rational, size_t>> keys;  // (key, position)
-    for (const Value& a : xs)
+    for (const std::vector<Value>& row : evaluated->at)
       for (size_t i = 0; i < n; ++i) {
-        const Value position = Value::of_int(int64_t(i));
-        Value k;
-        if (!evaluate_fused(program_, key, support, indices_first ? std::vector<Value>{position, a}
-                                                                  : std::vector<Value>{a, position}, k) ||
-            !k.is_number())
-          return false;
-        keys.emplace_back(k.number, i);
+        if (!row[i].is_number()) return false;
+        keys.emplace_back(row[i].number, i);
       }
     std::sort(keys.begin(), keys.end(), [](const auto& p, const auto& q) {
       const int c = compare(p.first, q.first);

@@ -401,6 +401,17 @@ NodeId folded_map_source(const Program& program, const Inference& inference, Nod
 // that order (tiebreak_keys.cpp): the library's stable sort where k sorted. Checked at every pair of
 // (x value, position) pairs; unchanged when nothing applies.
 bool tiebreak_keys(Program& program, const Inference& inference, const CompileOptions& options);
+// A key made of one s-op x and the position (its support is x and indices, as Tracr's `x + i *
+// eps`), evaluated at every (x value, position) pair (tiebreak_keys.cpp): at[a][i] is the key where
+// x holds its a-th value at position i. `values_of(x)` gives x's values, or null where x is not one
+// to try. None where the support is another or the key is undefined at a pair.
+struct PositionKeys {
+  NodeId x = -1, indices = -1;
+  std::vector<std::vector<Value>> at;
+};
+std::optional<PositionKeys> keys_by_position(const Program& program, NodeId key, const std::vector<uint8_t>* cut,
+                                             int max_len,
+                                             const std::function<const std::vector<Value>*(NodeId)>& values_of);
 // The library's stable sort of a categorical key whose values are the key or a map of it becomes a
 // counting sort: a boolean `indices < count of keys <= v` per key value v and a lookup over them
 // (count_sorts.cpp), its comparisons width steps; Tracr's unique sort of number values likewise, its

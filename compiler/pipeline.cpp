@@ -50,11 +50,7 @@ bool run_schedule(CompileState& s) {
   s.fused_cache = std::make_unique<FusedCacheScope>(s.program);
   s.schedule = schedule(s.program, s.inference, s.options);
   if (s.options.explain) {
-    const std::set<std::string> computed = computed_names(s.program);
-    std::vector<std::pair<std::string, std::string>> away;
-    for (const auto& entry : s.rewritten_away)
-      if (!computed.count(entry.first)) away.push_back(entry);
-    s.result.explanation = explain(s.program, s.inference, s.schedule) + explain_rewritten(s.source, away);
+    s.result.explanation = explain(s.program, s.inference, s.schedule) + explain_rewritten(s.source, s.rewritten_away);
     if (s.options.on_explanation) s.options.on_explanation(s.result.explanation);
   }
   return false;
@@ -238,12 +234,15 @@ bool run_pass(CompileState& state, const Pass& pass) {
 }
 
 void run_passes(CompileState& state, const std::string& last) {
-  std::set<std::string> computed = computed_names(state.program);
+  // Only --explain reads which rewrite left a named s-op out (a name that comes back leaves the list).
+  const bool explain = state.options.explain;
+  std::set<std::string> computed = explain ? computed_names(state.program) : std::set<std::string>{};
   for (const Pass& pass : pipeline()) {
-    if (run_pass(state, pass)) {
+    if (run_pass(state, pass) && explain) {
       std::set<std::string> now = computed_names(state.program);
       for (const std::string& name : computed)
         if (!now.count(name)) state.rewritten_away.emplace_back(name, pass.name);
+      std::erase_if(state.rewritten_away, [&](const auto& entry) { return now.count(entry.first) > 0; });
       computed = std::move(now);
     }
     if (pass.name == state.options.dump_after) {

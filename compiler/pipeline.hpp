@@ -30,8 +30,8 @@ struct CompileState {
   Allocation allocation;
   Lowered lowered;
   CompileResult result;   // the model, its report, the explanation
-  // The top-level s-ops the user named that a rewrite left out of the program (nothing reads them
-  // any more), and the pass that did: --explain says so where it says how the rest is computed.
+  // With --explain: the top-level s-ops the user named that a rewrite left out of the program
+  // (nothing reads them any more), and the pass that did, said beside how the rest is computed.
   std::vector<std::pair<std::string, std::string>> rewritten_away;
   std::chrono::steady_clock::time_point started;  // for the report's compile_ms
 };

@@ -103,27 +103,19 @@ std::optional<TiebreakPlan> plan_for(const Program& p, const Inference& inferenc
   const Comparison cmp = select.comparison;
   if (cmp != Comparison::Lt && cmp != Comparison::Le && cmp != Comparison::Gt && cmp != Comparison::Ge)
     return std::nullopt;
-  const NodeId key = select.inputs[0];
-  if (p.node(key).kind != NodeKind::Elementwise) return std::nullopt;
-  const std::vector<NodeId> support = support_of(p, key, &inference.cut);
-  if (support.size() != 2) return std::nullopt;
+  if (options.max_len < 2) return std::nullopt;
+  const std::optional<PositionKeys> evaluated =
+      keys_by_position(p, select.inputs[0], &inference.cut, options.max_len, [&](NodeId x) {
+        const SopInfo& info = inference.info[size_t(x)];
+        return info.values_known && info.encoding == Encoding::Categorical ? &info.values : nullptr;
+      });
+  if (!evaluated) return std::nullopt;
   TiebreakPlan plan;
-  for (NodeId s : support) (p.node(s).kind == NodeKind::Indices ? plan.indices : plan.x) = s;
-  if (plan.indices < 0 || plan.x < 0) return std::nullopt;
+  plan.x = evaluated->x;
+  plan.indices = evaluated->indices;
   const SopInfo& x_info = inference.info[size_t(plan.x)];
-  const size_t m = x_info.values.size(), n = size_t(options.max_len);
-  if (!x_info.values_known || m == 0 || n < 2 || x_info.encoding != Encoding::Categorical) return std::nullopt;
-
-  // key[a][i]: the key where x holds its a-th value at position i.
-  const bool indices_first = support[0] == plan.indices;
-  std::vector<std::vector<Value>> keys(m, std::vector<Value>(n));
-  for (size_t a = 0; a < m; ++a)
-    for (size_t i = 0; i < n; ++i) {
-      const Value position = Value::of_int(int64_t(i));
-      const std::vector<Value> at = indices_first ? std::vector<Value>{position, x_info.values[a]}
-                                                  : std::vector<Value>{x_info.values[a], position};
-      if (!evaluate_fused(p, key, support, at, keys[a][i])) return std::nullopt;
-    }
+  const size_t m = x_info.values.size();
+  const std::vector<std::vector<Value>>& keys = evaluated->at;
 
   std::vector<std::vector<Pattern>> pattern(m, std::vector<Pattern>(m));
   try {
@@ -186,6 +178,28 @@ std::optional<TiebreakPlan> plan_for(const Program& p, const Inference& inferenc
 }
 
 }  // namespace
+
+std::optional<PositionKeys> keys_by_position(const Program& p, NodeId key, const std::vector<uint8_t>* cut, int n,
+                                             const std::function<const std::vector<Value>*(NodeId)>& values_of) {
+  if (p.node(key).kind != NodeKind::Elementwise) return std::nullopt;
+  const std::vector<NodeId> support = support_of(p, key, cut);
+  if (support.size() != 2) return std::nullopt;
+  PositionKeys keys;
+  for (NodeId s : support) (p.node(s).kind == NodeKind::Indices ? keys.indices : keys.x) = s;
+  if (keys.indices < 0 || keys.x < 0) return std::nullopt;
+  const std::vector<Value>* xs = values_of(keys.x);
+  if (xs == nullptr || xs->empty()) return std::nullopt;
+  const bool indices_first = support[0] == keys.indices;
+  keys.at.assign(xs->size(), std::vector<Value>(size_t(n)));
+  for (size_t a = 0; a < xs->size(); ++a)
+    for (int i = 0; i < n; ++i) {
+      const Value position = Value::of_int(int64_t(i));
+      const std::vector<Value> at = indices_first ? std::vector<Value>{position, (*xs)[a]}
+                                                  : std::vector<Value>{(*xs)[a], position};
+      if (!evaluate_fused(p, key, support, at, keys.at[a][size_t(i)])) return std::nullopt;
+    }
+  return keys;
+}
 
 bool tiebreak_keys(Program& program, const Inference& inference, const CompileOptions& options) {
   std::vector<std::optional<TiebreakPlan>> plans(program.nodes.size());

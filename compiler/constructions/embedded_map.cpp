@@ -142,7 +142,7 @@ void write_tied_rows(const LowerContext& ctx, const EmbeddedMap& map, const Entr
     rows[token][partner[i]] -= double(1 + map.tied_levels[i]) / double(deepest + 2);
   }
   rows[0][pad] = 1.0;  // BOS: its logits are never read
-  double widest = 0;   // the largest sigma of an input row
+  double widest = 0;   // the largest sigma of any row (an input row's is at most this)
   for (size_t t = 0; t < rows.size(); ++t) {
     double sum = 0, square = 0;
     for (const auto& [dim, w] : rows[t]) sum += w;
@@ -153,7 +153,7 @@ void write_tied_rows(const LowerContext& ctx, const EmbeddedMap& map, const Entr
     widest = std::max(widest, std::sqrt(square / ctx.width + 1e-5));
   }
   // The smallest gap between the right token's score and another's is 1/(L + 2)^2 before ln_f's
-  // 1/sigma and g: g makes it 50 at the widest row.
+  // 1/sigma and g: g makes it at least 50 at every row.
   const double gap = 1.0 / double((deepest + 2) * (deepest + 2));
   const double g = 50.0 * widest / gap;
   out.lnf_gains.assign(size_t(ctx.width), 0.0);
