@@ -519,8 +519,9 @@ std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference&
 // A selector width of this many values or more (max length 63 on, where its one-hot would be ten
 // times a number group's 6 dimensions) avoids its one-hot wherever it can: as the output, a number
 // the unembedding reads (constructions/number_output.cpp); read through a map with fewer values,
-// that map written by an MLP from the width's 1/(w+1) (schedule.cpp). Below it the one-hot stays:
-// its dimensions (`hist:3`) are what probes and pictures show, and it costs about as much.
+// that map written by an MLP from the width's 1/(w+1) (schedule.cpp). Below it a width read by
+// others keeps its one-hot (about as large as the group), and one that is the output is read by
+// the unembedding from its 1/(w+1) (constructions/scratch_output.cpp).
 constexpr int kLongWidthValues = 64;
 
 // Whether the output is a selector width held as its number group and read as a number by the
@@ -528,9 +529,15 @@ constexpr int kLongWidthValues = 64;
 bool number_output(const Program& program, const CompileOptions& options);
 std::string number_output_why();
 
+// Whether the output is a selector width of few enough values that the unembedding reads it from
+// the 1/(w+1) its head writes (constructions/scratch_output.cpp: no one-hot, no MLP), and why.
+bool scratch_output(const Program& program, const Inference& inference, const CompileOptions& options);
+std::string scratch_output_why();
+
 struct Schedule {
   int blocks = 0;  // 0 where the embeddings compute everything (an embedded map)
   std::optional<EmbeddedMap> embedded;  // the output's, where it has one
+  bool output_from_scratch = false;     // the output read from its width's scratch (scratch_output)
   std::vector<int> block_of;            // by NodeId: the block that writes it (0: embedding, -1: none)
   std::vector<int> ready;               // by NodeId: time its residual value is complete (2b-1 attn, 2b MLP)
   std::vector<uint8_t> materialised;    // by NodeId: has residual dimensions

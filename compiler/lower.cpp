@@ -310,6 +310,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
   write_position_digits(ctx, out);
   if (schedule.embedded) write_embedded_map(ctx, *schedule.embedded, out);
   if (inference.numbers.of(output) == NumberRole::WidthNumber) write_number_output(ctx, out);
+  if (schedule.output_from_scratch) write_scratch_output(ctx, out);
 
   // The budget: the model's parameters with n MLP units in its widest block are base + n * slope
   // (the width, the blocks, the vocabulary and the positions are known now); its MLP units are

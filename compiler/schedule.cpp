@@ -28,6 +28,7 @@ class Scheduler {
   }
 
   Schedule run() {
+    s_.output_from_scratch = scratch_output(program_, inference_, options_);
     mark_materialised();
     s_.embedded = embedded_map(program_, inference_, options_);
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id) {
@@ -77,6 +78,11 @@ class Scheduler {
         s_.ready[id] = 2 * b;  // a map placed after the head may have asked for the one-hot
         add_job(b, MlpJob{id, {id}, {ReadKind::Scratch}, false});
       }
+      // The output read from its scratch keeps it to the end: nothing after it reads the residual.
+      if (id == program_.output && s_.output_from_scratch) {
+        s_.why[id] += "; " + scratch_output_why();
+        continue;
+      }
       if (options_.layer_norm) add_job(b, MlpJob{id, {id}, {ReadKind::Scratch}, true});
     }
     // Only an embedded output leaves the model without blocks.
@@ -107,7 +113,7 @@ class Scheduler {
       bool number = role(id) == NumberRole::WidthNumber && node.kind == NodeKind::Elementwise;
       if ((inference_.cut[size_t(id)] || tuple || number) && inference_.info[size_t(id)].needed) s_.materialised[id] = 1;
     }
-    if (counts_keys(program_.node(out))) onehot_needed_[out] = 1;
+    if (counts_keys(program_.node(out)) && !s_.output_from_scratch) onehot_needed_[out] = 1;
     // A width read as a number is written by its MLP as well (its number group where the one-hot
     // would be), so it is ready, like a one-hot, after that MLP.
     for (NodeId id = 0; id < NodeId(program_.nodes.size()); ++id)

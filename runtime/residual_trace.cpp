@@ -167,6 +167,7 @@ ModelPlacement read_placement(const Model& model) {
           bad_placement("gives s-op \"" + sop.name + "\" a " + key + " that is not a finite number: " + j[key].dump());
         *field = j[key].get<double>();
       }
+    sop.reciprocal = j.contains("reciprocal") && j["reciprocal"].is_boolean() && j["reciprocal"].get<bool>();
     if (j.contains("value_count") && j["value_count"].is_number_unsigned())
       sop.value_count = j["value_count"].get<size_t>();
     sop.stage = int_field(j, "stage", 0, last_stage);
@@ -226,7 +227,9 @@ ResidualTrace decode_residual(const Model& model, const ForwardResult& result, i
       if (s >= sop.stage)
         for (int t = 0; t < length; ++t) {
           const float* x = result.residual_at(b, s, t);
-          row[size_t(t)] = sop.numerical ? format_reading(float(sop.offset + sop.scale * x[sop.dims[0]]), sop.values)
+          const double read = x[sop.dims[0]];
+          row[size_t(t)] = sop.numerical ? format_reading(float(sop.offset + sop.scale * (sop.reciprocal ? 1.0 / read : read)),
+                                                          sop.values)
                                          : decode_categorical(sop, x);
         }
       stage.push_back(std::move(row));

@@ -13,7 +13,9 @@
 //              program's output,
 //              "source": {"at": "hist.rasp:5:8", "line": "...", "text": "..."} or null,
 //              "scale": a, "offset": b (optional, numerical s-ops: the value is b + a * x at the
-//              first dimension; a width held as a number group of six dimensions)}, ...]
+//              first dimension; a width held as a number group of six dimensions),
+//              "reciprocal": true (optional: the value is b + a / x; a width output held as
+//              its 1/(w+1), read by the unembedding)}, ...]
 //   "heads": [[{"sop": "hist", "kind": "selector_width", "construction": "selector_width",
 //               "selector": {source as above},
 //               "source": {...}}, ...], ...]  by layer, then head
@@ -44,6 +46,7 @@ struct SopPlacement {
   bool numerical = false;
   std::vector<int> dims;
   double scale = 1, offset = 0;  // a numerical s-op's value: offset + scale * x[dims[0]]
+  bool reciprocal = false;        // ... or offset + scale / x[dims[0]]
   std::vector<std::string> values;
   std::optional<size_t> value_count;
   int stage = 0;

@@ -17,8 +17,8 @@
 // of exact, far inside du / 2 = 1e-3. A width that is also an input symbol's text (a vocabulary of
 // digits) stays a one-hot: its token's row is an input row too.
 //
-// Below kLongWidthValues values the one-hot stays: its dimensions ("hist:3") are what probes and
-// pictures show, and it costs about as much.
+// Below kLongWidthValues values the unembedding reads the head's 1/(w+1) itself, one dimension
+// (scratch_output.cpp); from there on neighbouring counts' 1/(w+1) are too close for float32.
 #include <charconv>
 
 #include "compiler/lower_internal.hpp"

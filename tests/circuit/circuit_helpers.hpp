@@ -6,9 +6,12 @@
 
 namespace raspc::testing {
 
-inline Model compiled_model(const std::string& name, int max_len, Mode mode, long samples = 150) {
+// `vocab` replaces the header's vocabulary where given: hist over the digits "1234", whose counts
+// print as input tokens, keeps the one-hot its MLP writes (compiler/constructions/scratch_output.cpp).
+inline Model compiled_model(const std::string& name, int max_len, Mode mode, long samples = 150,
+                            const std::string& vocab = "") {
   const ProgramFile f = load_program(name);
-  CompileOptions o = test_options(parse_vocabulary(f.header.vocab_text), max_len, mode, samples);
+  CompileOptions o = test_options(parse_vocabulary(vocab.empty() ? f.header.vocab_text : vocab), max_len, mode, samples);
   o.source_text = f.source->text;
   return compile_program(f.program, o).model;
 }

@@ -23,8 +23,26 @@ std::set<std::string> edge_set(const Circuit& c) {
 
 }  // namespace
 
-TEST_CASE("circuit: hist's graph, read off its weights") {
+TEST_CASE("circuit: hist's graph at max length 5: the unembedding reads the head's 1/(w+1)") {
+  // Few counts: the unembedding reads the count from the value the head writes
+  // (compiler/constructions/scratch_output.cpp), and the block's MLP is zeros.
   const Model model = compiled_model("hist", 5, Mode::Bidirectional);
+  const Circuit c = model_circuit(model);
+  std::vector<std::string> ids;
+  for (const CircuitNode& n : c.nodes) ids.push_back(n.id);
+  CHECK(ids == std::vector<std::string>{"embed", "pos_embed", "a0.0", "m0", "unembed"});
+  CHECK_FALSE(c.node("m0")->in_circuit);
+  CHECK(c.node("m0")->why_not == "no unit has weights both in and out (a layer without an MLP of its own)");
+  CHECK(edge_set(c) == std::set<std::string>{"embed->a0.0:q", "pos_embed->a0.0:q", "embed->a0.0:k", "embed->a0.0:v",
+                                             "a0.0->unembed:unembed"});
+  CHECK(c.node("a0.0")->writes == std::vector<std::string>{"hist"});
+  CHECK(c.node("unembed")->writes == std::vector<std::string>{"hist"});
+}
+
+TEST_CASE("circuit: hist's graph, read off its weights") {
+  // Over the digits the counts print as input tokens, so an MLP turns the 1/(w+1) into their
+  // one-hot (scratch_output.cpp).
+  const Model model = compiled_model("hist", 5, Mode::Bidirectional, 150, "1234");
   const Circuit c = model_circuit(model);
   // One layer of one head: the embeddings, the selector width's head and MLP, the unembedding.
   std::vector<std::string> ids;
@@ -33,8 +51,10 @@ TEST_CASE("circuit: hist's graph, read off its weights") {
   for (const CircuitNode& n : c.nodes) CHECK(n.in_circuit);
   // The head compares tokens (query and key) and reads BOS's value (its 1/(w+1) trick); the MLP
   // turns that scratch value into the count's one-hot; the unembedding reads the count.
+  // (embed -> unembed: a digit's row is its embedding and its count's unembedding at once.)
   CHECK(edge_set(c) == std::set<std::string>{"embed->a0.0:q", "pos_embed->a0.0:q", "embed->a0.0:k", "embed->a0.0:v",
-                                             "pos_embed->m0:mlp_in", "a0.0->m0:mlp_in", "m0->unembed:unembed"});
+                                             "pos_embed->m0:mlp_in", "a0.0->m0:mlp_in", "m0->unembed:unembed",
+                                             "embed->unembed:unembed"});
   const CircuitNode& head = *c.node("a0.0");
   CHECK(head.hook == "blocks.0.attn.hook_z");
   CHECK(head.head == 0);

@@ -61,11 +61,15 @@ TEST_CASE("score: the true circuit scores 1, a partial one its fraction, random 
 }
 
 TEST_CASE("score: edges by pair, ACDC's hook names, and what is no node or edge") {
-  const Model model = compiled_model("hist", 4, Mode::Bidirectional);
+  // hist over the digits, where an MLP turns the head's 1/(w+1) into the count's one-hot (over
+  // letters the unembedding reads the 1/(w+1) itself: compiler/constructions/scratch_output.cpp).
+  const Model model = compiled_model("hist", 4, Mode::Bidirectional, 150, "1234");
   const Circuit truth = model_circuit(model);
   // (from, to) pairs: embed -> a0.0 stands for its q, k and v edges together.
   const CircuitScore pairs = score_circuit(truth, {}, {{{"embed", "a0.0", ""}, 1}, {{"a0.0", "m0", ""}, 1}}, false);
-  CHECK(pairs.edges_true == 5);  // embed->a0.0, pos_embed->a0.0, pos_embed->m0, a0.0->m0, m0->unembed
+  // embed->a0.0, pos_embed->a0.0, pos_embed->m0, a0.0->m0, m0->unembed, embed->unembed (a digit's
+  // row is its embedding and its count's unembedding at once)
+  CHECK(pairs.edges_true == 6);
   CHECK(pairs.edges_correct == 2);
   CHECK(*pairs.edge_precision == 1.0);
   const EdgeKey q = edge_from_hooks(truth, "hook_embed", -1, "blocks.0.hook_q_input", 0);
@@ -82,7 +86,7 @@ TEST_CASE("score: edges by pair, ACDC's hook names, and what is no node or edge"
   // A node feeds later nodes only: the MLP never feeds its own layer's head.
   CHECK_THROWS_WITH(edge_from_hooks(truth, "blocks.0.hook_mlp_out", -1, "blocks.0.hook_q_input", 0),
                     Catch::StartsWith("blocks.0.hook_q_input: error: is no input of a0.0 that m0 can reach"));
-  CHECK(score_circuit(truth, {}, {}, false).edges_true == 7);  // the truth's edges, whatever was found
+  CHECK(score_circuit(truth, {}, {}, false).edges_true == 8);  // the truth's edges, whatever was found
   CHECK_THROWS_WITH(score_circuit(truth, {"a9.9"}, {}, false),
                     Catch::StartsWith("found: error: \"a9.9\" is no node of this model"));
   // m0 feeds a0.0 never: the MLP comes after the head in layer 0.

@@ -38,19 +38,18 @@ TEST_CASE("circuit: hist's circuit as text and as JSON") {
   CHECK(text.err.empty());
   CHECK(text.out ==
         "model: hist.safetensors\n"
-        "circuit: 5 of 5 nodes, 7 edges\n"
+        "circuit: 4 of 5 nodes, 5 edges\n"
         "embed (hook_embed) writes bos, pad, tokens\n"
         "pos_embed (hook_pos_embed) writes one, anchor\n"
-        "a0.0 (blocks.0.attn.hook_z[0]) writes hist (scratch); selector_width; hist.rasp:12:8\n"
+        "a0.0 (blocks.0.attn.hook_z[0]) writes hist; selector_width; hist.rasp:12:8\n"
         "  <- embed via q: bos, tokens\n"
         "  <- pos_embed via q: one\n"
         "  <- embed via k: bos, tokens\n"
         "  <- embed via v: bos\n"
-        "m0 (blocks.0.hook_mlp_out) writes hist (scratch), hist; hist.rasp:12:8\n"
-        "  <- pos_embed via mlp_in: one\n"
-        "  <- a0.0 via mlp_in: hist (scratch)\n"
         "unembed (ln_final.hook_normalized) reads hist\n"
-        "  <- m0 via unembed: hist\n");
+        "  <- a0.0 via unembed: hist\n"
+        "not in the circuit:\n"
+        "  m0 (blocks.0.hook_mlp_out): no unit has weights both in and out (a layer without an MLP of its own)\n");
   const CommandResult r = raspc_cli("circuit hist.safetensors --json");
   REQUIRE(r.code == 0);
   const json j = json::parse(r.out);
@@ -84,9 +83,11 @@ TEST_CASE("patch: an interchange and an ablation beside the interpreter, as text
   const json j = json::parse(ablated.out);
   CHECK(keys(j) == std::set<std::string>{"intervention", "clean", "model", "predicted", "no_prediction", "agree", "changed"});
   CHECK(j["intervention"] == "a0.0 bos-ablated");
-  CHECK(j["predicted"].is_null());  // a selector width's scratch value is no value of the program
+  CHECK(j["predicted"].is_null());  // a selector width's attention on BOS is no value of the program
   CHECK(j["agree"].is_null());
-  CHECK(j["no_prediction"].get<std::string>().find("a0.0 writes hist (scratch)") == 0);
+  CHECK(j["no_prediction"] ==
+        "a0.0 computes hist by a selector_width head, whose attention on BOS is no value of the program (only an "
+        "aggregate's is: its default)");
 }
 
 TEST_CASE("patch: mistakes say what to do and exit 1") {

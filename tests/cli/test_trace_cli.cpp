@@ -28,25 +28,47 @@ std::string compiled(const std::string& name, const std::string& flags) {
 }  // namespace
 
 TEST_CASE("run --trace decodes hist's residual after every half-block") {
+  // At max length 6 the unembedding reads hist's count from the 1/(w+1) its head writes
+  // (compiler/constructions/scratch_output.cpp): hist is complete after the attention, read as
+  // 1/x - 1 and checked against the interpreter there.
   const std::string model = compiled("hist", "--max-len 6");
   CommandResult r = raspc_cli("run " + model + " --input abcab --trace");
   CHECK(r.code == 0);
   CHECK(r.err.empty());
-  // The selector width's 1/(w+1) appears after the attention and is erased by the MLP that turns
-  // it into the one-hot hist.
   CHECK(r.out ==
         "after the embedding (blocks.0.hook_resid_pre):\n"
         "position  0  1  2  3  4\n"
         "tokens    a  b  c  a  b\n"
         "\n"
         "after blocks.0.attn (blocks.0.hook_resid_mid):\n"
+        "position  0  1  2  3  4\n"
+        "tokens    a  b  c  a  b\n"
+        "hist      2  2  1  2  2\n"
+        "\n"
+        "after blocks.0.mlp (blocks.0.hook_resid_post):\n"
+        "position  0  1  2  3  4\n"
+        "tokens    a  b  c  a  b\n"
+        "hist      2  2  1  2  2\n"
+        "\n"
+        "[2,2,1,2,2]\n");
+  // Over the digits the counts print as input tokens, and the one-hot stays: the selector width's
+  // 1/(w+1) appears after the attention and is erased by the MLP that turns it into hist's one-hot.
+  const std::string digits_model = compiled("hist", "--max-len 6 --vocab 1234 --no-verify");
+  r = raspc_cli("run " + digits_model + " --input 12312 --trace");
+  CHECK(r.code == 0);
+  CHECK(r.out ==
+        "after the embedding (blocks.0.hook_resid_pre):\n"
+        "position  0  1  2  3  4\n"
+        "tokens    1  2  3  1  2\n"
+        "\n"
+        "after blocks.0.attn (blocks.0.hook_resid_mid):\n"
         "position        0    1    2    3    4\n"
-        "tokens          a    b    c    a    b\n"
+        "tokens          1    2    3    1    2\n"
         "hist (scratch)  1/3  1/3  1/2  1/3  1/3\n"
         "\n"
         "after blocks.0.mlp (blocks.0.hook_resid_post):\n"
         "position        0  1  2  3  4\n"
-        "tokens          a  b  c  a  b\n"
+        "tokens          1  2  3  1  2\n"
         "hist (scratch)  0  0  0  0  0\n"
         "hist            2  2  1  2  2\n"
         "\n"

@@ -103,15 +103,16 @@ TEST_CASE("verification backend: the dense forward's logits without LayerNorm an
 }
 
 TEST_CASE("verification backend: a broken weight is caught, whether it was nonzero or zero") {
-  // hist's model (one layer, its MLP writes the counts): the passes run by hand so a weight can be
-  // changed between assembling the model and verifying it. At max length 6 the verification is
-  // exhaustive, so it sees every count: the weight broken below may belong to a step that is on
-  // for one count only (the MLP's steps point away from a base level in the middle), which
-  // sampled inputs of length 8 need not reach.
-  ProgramFile f = load_program("hist");
-  CompileOptions o = test_options(header_vocabulary(f.header), 6, Mode::Bidirectional);
-  REQUIRE(o.exhaustive_limit >= 5460);  // every input over hist's 4 symbols up to length 6
-  compiler::CompileState rewritten(f.program, o);
+  // hist + 1 (one layer, its MLP writes the counts plus one; hist alone would be read by the
+  // unembedding from its head, constructions/scratch_output.cpp): the passes run by hand so a weight
+  // can be changed between assembling the model and verifying it. At max length 6 the
+  // verification is exhaustive, so it sees every count: the weight broken below may belong to a
+  // step that is on for one count only (the MLP's steps point away from a base level in the
+  // middle), which sampled inputs of length 8 need not reach.
+  const Program counts = program_from_text("hist = selector_width(select(tokens, tokens, ==));\nhist + 1;\n");
+  CompileOptions o = test_options(parse_vocabulary("abcd"), 6, Mode::Bidirectional);
+  REQUIRE(o.exhaustive_limit >= 5460);  // every input over 4 symbols up to length 6
+  compiler::CompileState rewritten(counts, o);
   compiler::run_passes(rewritten, "merge_means");
   const CompiledByHand compiled = compile_by_hand(rewritten.program, o);
   const Model& assembled = compiled.model;

@@ -21,16 +21,28 @@ size_t count_of(const std::string& text, const std::string& part) {
 
 TEST_CASE("view: the s-op graph's arrows are the circuit's edges") {
   const ProgramFile f = load_program("hist");
-  CompileOptions o = test_options(parse_vocabulary(f.header.vocab_text), 4, Mode::Bidirectional);
+  CompileOptions o = test_options(parse_vocabulary("1234"), 4, Mode::Bidirectional);
   o.source_text = f.source->text;
+  o.verify = false;
   const Model model = compile_program(f.program, o).model;
   CpuBackend backend(model);
-  const std::string page = view_page(model, backend, with_bos(model, parse_model_input(model, "abba")), "hist");
-  // tokens -> hist's scratch (the head compares tokens), scratch -> hist (the MLP reads it); no
-  // arrow from tokens to hist: the MLP reads no token dimension.
+  const std::string page = view_page(model, backend, with_bos(model, parse_model_input(model, "1221")), "hist");
+  // Over the digits (the counts print as input tokens: an MLP writes hist's one-hot,
+  // compiler/constructions/scratch_output.cpp): tokens -> hist's scratch (the head compares
+  // tokens), scratch -> hist (the MLP reads it); no arrow from tokens to hist: the MLP reads no
+  // token dimension.
   CHECK(count_of(page, "<path class=\"sop-edge\"") == 2);
   CHECK(page.find("written by blocks.0.attn.hook_z[0]") != std::string::npos);
   CHECK(page.find("written by blocks.0.hook_mlp_out") != std::string::npos);
+  // Over letters the head writes hist itself (its 1/(w+1), which the unembedding reads): one arrow.
+  o.vocab = parse_vocabulary(f.header.vocab_text);
+  const Model short_model = compile_program(f.program, o).model;
+  CpuBackend short_backend(short_model);
+  const std::string short_page =
+      view_page(short_model, short_backend, with_bos(short_model, parse_model_input(short_model, "abba")), "hist");
+  CHECK(count_of(short_page, "<path class=\"sop-edge\"") == 1);
+  CHECK(short_page.find("written by blocks.0.attn.hook_z[0]") != std::string::npos);
+  CHECK(short_page.find("written by blocks.0.hook_mlp_out") == std::string::npos);
 }
 
 TEST_CASE("view: a model of no blocks shows its embedding's stage and says it has no attention") {
