@@ -4,11 +4,13 @@
 //                -kAnchor where there is an anchor (below). Models with blocks.
 //   bos          the BOS token (the token one-hot's extra value), kTokenAmplitude at BOS. Models
 //                with heads (their BOS terms read it).
-//   pad          the second entry of every embedding row that has no output value (assemble.cpp).
-//                Models with blocks, or with a categorical output.
+//   pad          the second entry of every embedding row that has no output value (lower.cpp), where
+//                some input rows have one (needs_pad below); models of no blocks with a
+//                categorical output.
 //   zero         (LayerNorm, models with blocks) never written: reading x_j - x_zero after
 //                LayerNorm cancels its mean
-//   anchor       (LayerNorm, numerical values present) kAnchor everywhere: steadies the variance;
+//   anchor       (LayerNorm, a numerical value where a block's LayerNorm is read) kAnchor
+//                everywhere: steadies the variance;
 //                with `one` at -kAnchor the mean stays near 0, so float32 LayerNorm rounds every
 //                entry to about 1e-7 of a unit read (a mean near kAnchor/n_embd costs ten times that)
 //   tokens:a     the input one-hot, kTokenAmplitude high
@@ -30,6 +32,32 @@
 
 namespace raspc::compiler {
 
+namespace {
+
+// Whether the token rows need `pad` to keep equal sums (lower.cpp writes them). An input row is its
+// token's one-hot at e and, where the token prints as an output value with a one-hot, that value's
+// dimension at e too: where some input rows have that second entry, the others have it in `pad`.
+// Where none has (hist's counts are no letters; a numerical output), every input row is its one
+// entry and BOS's row its `bos`, all alike without `pad`. A program that never reads the tokens
+// (its input rows are `pad`), a model without heads (no `bos`: BOS's row is `pad`), an embedded
+// map (its rows' own pads) and a model of no blocks with a categorical output keep it.
+bool needs_pad(const Program& program, const Inference& inference, const Schedule& schedule,
+               const CompileOptions& options, bool heads, bool tokens_read) {
+  const NodeId out = program.output;
+  const SopInfo& info = inference.info[size_t(out)];
+  if (schedule.blocks == 0) return info.encoding == Encoding::Categorical;
+  if (!heads || schedule.embedded || !tokens_read) return true;
+  const bool output_onehot = info.encoding == Encoding::Categorical && schedule.materialised[size_t(out)] &&
+                             inference.numbers.of(out) == NumberRole::None;
+  if (!output_onehot) return false;
+  for (const Value& v : info.values)
+    for (const Value& symbol : options.vocab)
+      if (to_display(v) == to_display(symbol)) return true;
+  return false;
+}
+
+}  // namespace
+
 Allocation allocate(const Program& program, const Inference& inference, const Schedule& schedule,
                     const CompileOptions& options) {
   Allocation a;
@@ -46,22 +74,44 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   for (const auto& block : schedule.heads) heads = heads || !block.empty();
   if (blocks) a.one = add("one");
   if (heads) a.bos = add("bos");
-  if (blocks || inference.info[size_t(program.output)].encoding == Encoding::Categorical) a.pad = add("pad");
-  bool numerics = false;
+  bool tokens_read = false;
+  for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id)
+    tokens_read = tokens_read || (inference.info[size_t(id)].needed && program.node(id).kind == NodeKind::Tokens &&
+                                  !(schedule.embedded && id == schedule.embedded->source));
+  if (needs_pad(program, inference, schedule, options, heads, tokens_read)) a.pad = add("pad");
+  // The last residual stage a block's LayerNorm is read at: 2b-2 by block b's heads (ln_1), 2b-1
+  // by its MLP (ln_2); -1 where nothing is read.
+  int last_read = -1;
+  for (int b = 1; b <= schedule.blocks; ++b) {
+    if (size_t(b) <= schedule.heads.size() && !schedule.heads[size_t(b - 1)].empty()) last_read = 2 * b - 2;
+    if (size_t(b) <= schedule.mlps.size() && !schedule.mlps[size_t(b - 1)].empty()) last_read = 2 * b - 1;
+  }
+  // Whether a numerical value (a width's 1/(w+1), a numerical s-op) is in the residual when a
+  // block's LayerNorm is read. One written after the last read (a mean in the last attention with
+  // no MLP after it; an output count the unembedding reads from its scratch) meets only ln_f, which
+  // a numerical output does not pass and which scales every logit of a categorical one alike;
+  // it needs no anchor where every embedding row has the same moments (the tokens' one-hot beside
+  // BOS's `bos`). Where the tokens are not read, an input row is `pad` at 2e and BOS's `bos` and
+  // `pad` at e: the anchor's variance is what lets a width's head weigh BOS as it weighs a key.
+  bool numerics = false, numerics_read = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id) {
     const SopInfo& info = inference.info[size_t(id)];
     if (!info.needed) continue;
+    int written = -1;
     if (counts_keys(program.node(id)) &&
         (inference.numbers.of(id) == NumberRole::None || inference.numbers.of(id) == NumberRole::WidthNumber))
-      numerics = true;
+      written = 2 * schedule.block_of[size_t(id)] - 1;
     if (!program.node(id).is_selector() && info.encoding == Encoding::Numerical && schedule.materialised[id])
-      numerics = true;
+      written = written < 0 ? schedule.ready[size_t(id)] : std::min(written, schedule.ready[size_t(id)]);
+    if (written < 0) continue;
+    numerics = true;
+    numerics_read = numerics_read || written <= last_read;
   }
   if (options.layer_norm && blocks) {
     a.zero = add("zero");
     // (The anchor steadies what the blocks' LayerNorms read; a model of no blocks, which has none,
     // reads its numerical output before ln_f.)
-    if (numerics) {
+    if (numerics_read || (numerics && !(tokens_read && heads))) {
       a.anchor = add("anchor");
       a.one_value = -kAnchor;
     }

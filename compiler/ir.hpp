@@ -575,8 +575,9 @@ struct Allocation {
   int width() const { return int(labels.size()); }
 };
 
-// Amplitude of the token one-hot and of the pad/output entries of the token embeddings (see
-// assemble.cpp: every embedding row has two entries of this size so the tied unembedding is fair).
+// Amplitude of the token one-hot and of the pad/output entries of the token embeddings (lower.cpp:
+// every embedding row has as many entries of this size, two or, without `pad`, one, so the tied
+// unembedding is fair).
 constexpr double kTokenAmplitude = 0.1;
 // The constant anchor dimension that keeps LayerNorm's scale steady when numerical values vary.
 constexpr double kAnchor = 400.0;

@@ -165,7 +165,9 @@ namespace {
 // categorical s-op written by then one-hot, every numerical one 0).
 std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
   const double one = ctx.allocation.one >= 0 ? ctx.allocation.one_value : 0.0;
-  double sum = one + 2 * kTokenAmplitude, square = one * one + 2 * kTokenAmplitude * kTokenAmplitude;
+  // A token row's entries of kTokenAmplitude: its one-hot and, with `pad`, its second (allocate.cpp).
+  const double entries = ctx.allocation.pad >= 0 ? 2.0 : 1.0;
+  double sum = one + entries * kTokenAmplitude, square = one * one + entries * kTokenAmplitude * kTokenAmplitude;
   if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
   if (!ctx.allocation.log_position.empty()) square += 2.0;  // u^2 + u^2 + y^2 + y^2, in the embedding
   if (!ctx.allocation.digit_high.empty()) sum += 2.0, square += 2.0;  // a position's two digits' one-hots
@@ -246,7 +248,8 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
   const bool categorical_output = inference.info[size_t(output)].encoding == Encoding::Categorical;
 
   // Embeddings. Every token row has exactly two entries of kTokenAmplitude: its input one-hot (or
-  // BOS) and, for a symbol the output can take, the output dimension, else `pad`. Equal rows
+  // BOS) and, for a symbol the output can take, the output dimension, else `pad`; or, where no
+  // input row has an output dimension (allocate.cpp's needs_pad), its one-hot alone. Equal rows
   // sums make ln_f's mean shift the same for every logit, and the input one-hot's small size keeps
   // an input token's logit well below the output's.
   const double e = kTokenAmplitude;

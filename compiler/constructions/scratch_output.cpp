@@ -2,8 +2,8 @@
 // count, make_count, a rank at Tracr's lengths) is read by the tied unembedding straight from the
 // 1/(w+1) its head writes into `NAME.scratch`, instead of an MLP that turns 1/(w+1) into a one-hot
 // of the width's values and erases the scratch. The output then costs one residual dimension and
-// no MLP: hist at max length 5 is 15 -> 10 dimensions and 1,553 -> 691 parameters, at 16 5,568 ->
-// 911.
+// no MLP: hist at max length 5 is 15 -> 10 dimensions and 1,553 -> 691 parameters (8 and 489 with
+// the `pad` and the anchor it then needs no more: allocate.cpp), at 16 5,568 -> 665.
 //
 // Why the right token wins. With s = 1/(w+1) in the scratch dimension and s_k = 1/(k+1) for each
 // output value k, output token k's row is A * (2 s_k * [scratch] - s_k^2 * [one]), put through the
@@ -12,10 +12,12 @@
 // the tangent at s_k of the convex s^2: the largest at s_k = s, ahead of every other k by at least
 // c A delta^2, delta the smallest gap between two values' s_k. sigma is the position's own
 // LayerNorm scale: it multiplies every logit alike, so the argmax holds at any sigma (the scratch
-// value left in the residual moves sigma by a few millionths against the anchor). A = 0.08 /
-// delta^2 makes that margin 40 (ln_f's one-hot margin is 50 (1 - 2e)), as number_output.cpp's.
-// An input token's logit, from its row {token e, pad e}, is at most about 10; the right output's
-// is c A s_w^2 >= 40 s_min^2 / delta^2, at least 160 with delta capped at s_min / 2.
+// value left in the residual moves sigma: by a few millionths against an anchor, by up to a few
+// percent without one, least where s is smallest and the counts closest). A = 0.08 / delta^2
+// makes that margin 40 (ln_f's one-hot margin is 50 (1 - 2e)), as number_output.cpp's. An input
+// token's logit, from its row {token e} (and `pad` e where the model has one), is at most about
+// 10; the right output's is c A s_w^2 >= 40 s_min^2 / delta^2, at least 160 with delta capped at
+// s_min / 2.
 //
 // The price is float32 and the head's error. The logits that compete near the argmax are of
 // order c A s^2 and their margin c A delta^2 is about c A s^4 there (delta ~ s^2 between

@@ -39,8 +39,8 @@ TEST_CASE("circuit: hist's circuit as text and as JSON") {
   CHECK(text.out ==
         "model: hist.safetensors\n"
         "circuit: 4 of 5 nodes, 5 edges\n"
-        "embed (hook_embed) writes bos, pad, tokens\n"
-        "pos_embed (hook_pos_embed) writes one, anchor\n"
+        "embed (hook_embed) writes bos, tokens\n"
+        "pos_embed (hook_pos_embed) writes one\n"
         "a0.0 (blocks.0.attn.hook_z[0]) writes hist; selector_width; hist.rasp:12:8\n"
         "  <- embed via q: bos, tokens\n"
         "  <- pos_embed via q: one\n"

@@ -47,10 +47,12 @@ TEST_CASE("scratch output: hist and a count that can be 0 are read from the head
       CHECK(has_label(r.model, name + ".scratch"));
       CHECK_FALSE(has_label(r.model, name + ":"));
       CHECK(used_units(r.model) == 0);
-      // A = 0.08 / delta^2 makes the closest counts' margin 40 (scratch_output.cpp); the
-      // verification sees those counts (6 and 5) at length 6. Float32 rounds logits of up to
-      // about 7e4 here (count_a's 0 has s = 1): 39.987 measured, hence the tolerance.
-      CHECK(r.report.min_logit_margin == Approx(40.0).margin(0.05));
+      // A = 0.08 / delta^2 makes the closest counts' margin 40 sigma_nominal / sigma after ln_f
+      // (scratch_output.cpp); the verification sees those counts (6 and 5) at length 6. Without an
+      // anchor (the count is written after the last LayerNorm a block reads: allocate.cpp) the
+      // scratch value moves sigma by a percent or two: 40.47 measured.
+      CHECK(r.report.min_logit_margin > 39.5);
+      CHECK(r.report.min_logit_margin < 41.0);
       // The trace reads the count off the scratch (1/x - 1), a number checked like the others.
       const ModelPlacement placement = read_placement(r.model);
       const auto sop = std::find_if(placement.sops.begin(), placement.sops.end(),
@@ -66,8 +68,8 @@ TEST_CASE("scratch output: hist and a count that can be 0 are read from the head
 
 TEST_CASE("scratch output: at max length 62 the closest counts keep a margin of 40") {
   // The inputs of one token repeated are the closest pairs (62 against 61) and sampled
-  // verification rarely draws them, so they are run here. The margin is 40 in exact arithmetic;
-  // float32 moved it by 0.03 when measured (scratch_output.cpp), hence the tolerance of 0.1.
+  // verification rarely draws them, so they are run here. The margin is 40 sigma_nominal / sigma
+  // (40.19 measured: s = 1/63 moves sigma little) and float32 moved it by 0.03 (scratch_output.cpp).
   const ProgramFile f = load_program("hist");
   CompileOptions o = test_options(parse_vocabulary(f.header.vocab_text), 62, Mode::Bidirectional);
   o.verify = false;
@@ -80,16 +82,18 @@ TEST_CASE("scratch output: at max length 62 the closest counts keep a margin of 
   for (size_t i = 31; i < halves.size(); ++i) halves[i] = b;
   const PositionOutputs all_a = run_positions(backend, r.model, same);
   CHECK(all_a.values.front() == "62");
-  CHECK(all_a.margins.front() == Approx(40.0).margin(0.1));
+  CHECK(all_a.margins.front() > 39.5);
+  CHECK(all_a.margins.front() < 41.0);
   const PositionOutputs near = run_positions(backend, r.model, one_off);
   CHECK(near.values.front() == "61");
   CHECK(near.values.back() == "1");
-  CHECK(near.margins.front() == Approx(40.0).margin(0.1));
+  CHECK(near.margins.front() > 39.5);
+  CHECK(near.margins.front() < 41.0);
   const PositionOutputs split = run_positions(backend, r.model, halves);
   CHECK(split.values.front() == "31");
   CHECK(split.values.back() == "31");
-  // Three tokens' rows are all it takes: the residual is 10 dimensions at any max length.
-  CHECK(r.model.config.n_embd == 10);
+  // The residual is 8 dimensions at any max length: one bos zero, the four tokens, the count.
+  CHECK(r.model.config.n_embd == 8);
 }
 
 TEST_CASE("scratch output: where it cannot hold, the one-hot (or the number group) stays") {

@@ -55,14 +55,15 @@ TEST_CASE("width_predicates: from 64 values a width read only through its predic
   const CompileResult short_model = compile_program(f.program, o);
   CHECK(has_label(short_model.model, "hist#2:62"));
   // Max length 63: the predicate `rare_keys` is written by block 0's MLP from hist's 1/(w+1), and
-  // the output is a number (number_output.cpp): n_embd 19 at any length from here.
+  // the output is a number (number_output.cpp): n_embd 18 at any length from here (no token row
+  // holds an output dimension, so no `pad`: allocate.cpp).
   o = test_options(vocab, 63, Mode::Bidirectional, 20);
   o.exhaustive_limit = 4 + 16 + 64 + 256;  // every input up to length 4, then 20 a length
   o.explain = true;
   const CompileResult r = compile_program(f.program, o);
   CHECK_FALSE(has_label(r.model, "hist#2:"));
   CHECK(has_label(r.model, "rare_keys#4:True"));
-  CHECK(r.model.config.n_embd == 19);
+  CHECK(r.model.config.n_embd == 18);
   CHECK(r.report.layers == 2);
   CHECK(r.report.mismatches == 0);
   CHECK(r.report.min_logit_margin > 35);
