@@ -25,7 +25,8 @@
 // thousandth of the margin while s^2 > 1e-4 or so; the softmax gives s to about 1e-7 of itself.
 // Measured at max length 62, the longest this construction takes (from 64 values on,
 // number_output.cpp does): 40 +- 0.03 on the inputs of one token repeated (w = 62, and 61 beside
-// one other token), which are the closest pairs and which sampled verification rarely draws.
+// one other token), which are the closest pairs and which sampled verification rarely draws; 40.19
+// in a model without an anchor (allocate.cpp), where the count moves sigma a little more.
 // kMinGap is that length's gap, 1/(63 * 64).
 //
 // Only under LayerNorm (without it the margin would need A = 40 / delta^2 itself, past float32's

@@ -55,7 +55,8 @@ TEST_CASE("probes: hist held as its head's 1/(w+1) is read from the attention on
   o.verify = false;
   const Model model = compile_program(f.program, o).model;
   CpuBackend backend(model);
-  const SopProbe& hist = probe_of(probe_sops(model, backend), "hist");
+  const std::vector<SopProbe> probes = probe_sops(model, backend);
+  const SopProbe& hist = probe_of(probes, "hist");
   REQUIRE(hist.accuracy.size() == 3);
   // The count is known after the attention (stage 1), not before; the MLP adds nothing.
   CHECK(hist.accuracy[0] < 0.9);
