@@ -49,11 +49,8 @@ bool needs_pad(const Program& program, const Inference& inference, const Schedul
   if (!heads || schedule.embedded || !tokens_read) return true;
   const bool output_onehot = info.encoding == Encoding::Categorical && schedule.materialised[size_t(out)] &&
                              inference.numbers.of(out) == NumberRole::None;
-  if (!output_onehot) return false;
-  for (const Value& v : info.values)
-    for (const Value& symbol : options.vocab)
-      if (to_display(v) == to_display(symbol)) return true;
-  return false;
+  return output_onehot && std::any_of(info.values.begin(), info.values.end(),
+                                      [&](const Value& v) { return prints_as_symbol(v, options); });
 }
 
 }  // namespace
@@ -79,12 +76,12 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     tokens_read = tokens_read || (inference.info[size_t(id)].needed && program.node(id).kind == NodeKind::Tokens &&
                                   !(schedule.embedded && id == schedule.embedded->source));
   if (needs_pad(program, inference, schedule, options, heads, tokens_read)) a.pad = add("pad");
-  // The last residual stage a block's LayerNorm is read at: 2b-2 by block b's heads (ln_1), 2b-1
-  // by its MLP (ln_2); -1 where nothing is read.
+  // The last residual stage a block's LayerNorm is read at: 2b by the heads of blocks.b (ln_1),
+  // 2b+1 by its MLP (ln_2); -1 where nothing is read. (The schedule has heads and mlps for each block.)
   int last_read = -1;
-  for (int b = 1; b <= schedule.blocks; ++b) {
-    if (size_t(b) <= schedule.heads.size() && !schedule.heads[size_t(b - 1)].empty()) last_read = 2 * b - 2;
-    if (size_t(b) <= schedule.mlps.size() && !schedule.mlps[size_t(b - 1)].empty()) last_read = 2 * b - 1;
+  for (size_t b = 0; b < schedule.heads.size(); ++b) {
+    if (!schedule.heads[b].empty()) last_read = int(2 * b);
+    if (!schedule.mlps[b].empty()) last_read = int(2 * b + 1);
   }
   // Whether a numerical value (a width's 1/(w+1), a numerical s-op) is in the residual when a
   // block's LayerNorm is read. One written after the last read (a mean in the last attention with

@@ -252,15 +252,14 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
     if (auto it = allocation.tokens.find(id); it != allocation.tokens.end()) add(id, it->second, false, 0, false);
     // A selector width's 1/(w+1) is written by its head, one stage before the MLP that reads it.
     if (auto it = allocation.scratch.find(id); it != allocation.scratch.end()) {
-      if (id == program.output && schedule.output_from_scratch) {
-        // The output read from its scratch (constructions/scratch_output.cpp) has no other
-        // dimension: listed as the s-op itself, its value 1/x - 1, so traces, probes and patches
-        // see the count.
-        add(id, {it->second}, true, 2 * schedule.block_of[size_t(id)] - 1, false);
+      // The output read from its scratch (constructions/scratch_output.cpp) has no other
+      // dimension: listed as the s-op itself, its value 1/x - 1, so traces, probes and patches
+      // see the count.
+      const bool the_count = id == program.output && schedule.output_from_scratch;
+      add(id, {it->second}, true, 2 * schedule.block_of[size_t(id)] - 1, !the_count);
+      if (the_count) {
         sops.back()["reciprocal"] = true;
         sops.back()["offset"] = -1.0;
-      } else {
-        add(id, {it->second}, true, 2 * schedule.block_of[size_t(id)] - 1, true);
       }
     }
     if (auto it = allocation.onehot.find(id); it != allocation.onehot.end()) add(id, it->second, false, stage, false);

@@ -12,12 +12,15 @@
 
 namespace raspc::compiler {
 
-bool LowerContext::is_output_token(const Value& v) const {
-  NodeId out = program.output;
-  if (info(out).encoding != Encoding::Categorical) return false;
+bool prints_as_symbol(const Value& v, const CompileOptions& options) {
+  const std::string text = to_display(v);
   for (const Value& symbol : options.vocab)
-    if (to_display(symbol) == to_display(v)) return true;
+    if (to_display(symbol) == text) return true;
   return false;
+}
+
+bool LowerContext::is_output_token(const Value& v) const {
+  return info(program.output).encoding == Encoding::Categorical && prints_as_symbol(v, options);
 }
 
 CategoricalView LowerContext::categorical_view(NodeId id) const {

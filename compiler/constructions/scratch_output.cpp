@@ -74,8 +74,7 @@ bool scratch_output(const Program& program, const Inference& inference, const Co
   const SopInfo& info = inference.info[size_t(program.output)];
   if (info.encoding != Encoding::Categorical || !info.values_known) return false;
   for (const Value& v : info.values)
-    for (const Value& symbol : options.vocab)
-      if (to_display(symbol) == to_display(v)) return false;
+    if (prints_as_symbol(v, options)) return false;
   return scratch_gap(info.values, nullptr) >= kMinGap;
 }
 
