@@ -67,13 +67,15 @@ struct Checker {
   bool numerical;
   std::vector<int> symbol_token;  // by vocabulary index
 
+  // `memos`: the first thread's checker's, shared (none: the first thread's own, or CUDA).
   Checker(const Program& source, const Program& p, const Inference& i, const Schedule& s, const Allocation& a,
-          const Model& m, const CompileOptions& o)
+          const Model& m, const CompileOptions& o, std::shared_ptr<VerificationMemos> memos = nullptr)
       : source(source), program(p), inference(i), schedule(s), allocation(a), model(m), options(o),
         interpreter(source, o.mode),
         // The forward over the model's nonzero blocks only: the same logits up to float rounding
         // (see runtime/verification_backend.hpp).
-        backend(o.device == Device::Cpu ? std::make_unique<VerificationBackend>(m) : make_backend(m, o.device)) {
+        backend(o.device == Device::Cpu ? std::make_unique<VerificationBackend>(m, std::move(memos))
+                                        : make_backend(m, o.device)) {
     numerical = inference.info[size_t(program.output)].encoding == Encoding::Numerical;
     for (const Value& v : options.vocab) symbol_token.push_back(model.token_id(to_display(v)));
   }
@@ -105,7 +107,7 @@ struct Checker {
     }
     if (batch.empty()) return;
     ForwardOptions fo;
-    fo.capture_residual = numerical;
+    fo.capture_last_resid = numerical;
     ForwardResult result = backend->forward(batch, fo);
     const int output_dim = numerical ? model.metadata["output"]["dim"].get<int>() : -1;
     for (size_t j = 0; j < batch.size(); ++j) {
@@ -115,7 +117,7 @@ struct Checker {
       for (size_t t = 0; t < inputs[b].size(); ++t) {
         const Value& v = expected[b][t];
         if (numerical) {
-          const double y = result.residual_at(int(j), 2 * model.config.n_layer, int(t + 1))[output_dim];
+          const double y = result.last_resid_at(int(j), int(t + 1))[output_dim];
           const double error = std::fabs(y - number_of(v));
           tally.worst_error = std::max(tally.worst_error, error);
           if (!(error <= kNumericTolerance * std::max(1.0, std::fabs(number_of(v)))) && wrong_position < 0)
@@ -145,7 +147,7 @@ struct Checker {
           want[t] = to_display(expected[b][t]);
           if (numerical) {
             std::ostringstream text;
-            text << result.residual_at(int(j), 2 * model.config.n_layer, int(t + 1))[output_dim];
+            text << result.last_resid_at(int(j), int(t + 1))[output_dim];
             got[t] = text.str();
           } else {
             const float* logits = result.logits_at(int(j), int(t + 1));
@@ -239,6 +241,9 @@ class Pool {
     // OpenMP), so a thread per core each running whole batches uses them all: 1.8 times as fast
     // on 2 cores for sort and reverse at length 64.
     threads_ = verification_threads(o);
+    // The threads share the first one's memos: a row any thread computed is a lookup for all.
+    if (auto* forward = dynamic_cast<VerificationBackend*>(checkers_[0]->backend.get()); forward && threads_ > 1)
+      memos_ = forward->share_memos();
   }
   bool numerical() const { return checkers_[0]->numerical; }
   // The inputs to check, what each length costs (estimate_verification, on the verification
@@ -269,6 +274,11 @@ class Pool {
     std::vector<Tally> tallies(queue_.size());
     const unsigned threads = std::min<unsigned>(threads_, unsigned(queue_.size()));
     if (checkers_.size() < threads) checkers_.resize(threads);
+    if (memos_) {
+      size_t rows = 0;  // every token of the round, BOS included
+      for (const auto& batch : queue_) rows += batch.size() * (batch.front().size() + 1);
+      memos_->prepare(rows);
+    }
     std::atomic<size_t> next{0};
     std::vector<std::exception_ptr> errors(threads);
     auto work = [&](unsigned k) {
@@ -278,7 +288,7 @@ class Pool {
         if (!checkers_[k]) {
           const Checker& first = *checkers_[0];
           checkers_[k] = std::make_unique<Checker>(first.source, first.program, first.inference, first.schedule,
-                                                   first.allocation, first.model, first.options);
+                                                   first.allocation, first.model, first.options, memos_);
         }
         for (size_t b; (b = next++) < queue_.size();) checkers_[k]->check(queue_[b], tallies[b]);
       } catch (...) {
@@ -323,6 +333,7 @@ class Pool {
   static constexpr unsigned kBatchesPerThread = 16;
   unsigned threads_ = 1;
   std::vector<std::unique_ptr<Checker>> checkers_;
+  std::shared_ptr<VerificationMemos> memos_;  // the threads' (none on one thread, or on CUDA)
   std::vector<std::vector<std::vector<int>>> queue_;
   double min_margin_ = INFINITY;
 };

@@ -261,6 +261,7 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
     result.mlp_out.assign(size_t(B) * L * T * C, 0.0f);
   }
   if (options.capture_final) result.final.resize(N * C);
+  if (options.capture_last_resid) result.last_resid.resize(N * C);
   result.logits.resize(N * V);
   const Interventions* edits = options.interventions && !options.interventions->empty() ? options.interventions : nullptr;
   if (edits) check_interventions(*edits, cfg, B, T);
@@ -329,6 +330,7 @@ ForwardResult CpuBackend::forward(const std::vector<std::vector<int>>& batch, co
       }
       capture_residual(2 * l + 2);
     }
+    if (options.capture_last_resid) std::copy_n(x + r0 * C, size_t(Nc) * C, result.last_resid.data() + r0 * C);
     const float* final_stream = x;
     if (cfg.layer_norm) {
       flops += layernorm_forward(ln + r0 * C, nullptr, nullptr, x + r0 * C, w.ln_f_w, w.ln_f_b, Nc, C);

@@ -52,6 +52,9 @@ struct ForwardOptions {
   // Tracr's models return as attn_logits. CPU only: the CUDA backend refuses it (a UserError).
   bool capture_scores = false;
   bool capture_final = false;  // the stream the unembedding reads (after ln_f where there is one)
+  // The stream before ln_f alone (capture_residual's last stage, blocks.{L-1}.hook_resid_post),
+  // where a numerical output is read: what verification needs, at a (2L+1)-th of the copying.
+  bool capture_last_resid = false;
   // CPU only: count the floating-point operations the forward performs (ForwardResult::flops),
   // to check the analytic count of runtime/flops.hpp. Padded positions cost as much as real ones.
   bool count_flops = false;
@@ -73,6 +76,7 @@ struct ForwardResult {
   std::vector<float> attention;  // (B,L,H,T,T) [query][key]; empty unless capture_attention
   std::vector<float> scores;     // (B,L,H,T,T) [query][key]; empty unless capture_scores
   std::vector<float> final;      // (B,T,C); empty unless capture_final
+  std::vector<float> last_resid; // (B,T,C); empty unless capture_last_resid
   // (B,L,T,C): blocks.l.attn.hook_z, heads side by side (d_head columns each); empty unless
   // capture_outputs.
   std::vector<float> z;
@@ -80,6 +84,7 @@ struct ForwardResult {
   double flops = 0;              // with ForwardOptions::count_flops (CPU), else 0
 
   const float* logits_at(int b, int t) const { return logits.data() + (size_t(b) * time + t) * vocab; }
+  const float* last_resid_at(int b, int t) const { return last_resid.data() + (size_t(b) * time + t) * n_embd; }
   const float* residual_at(int b, int stage, int t) const {
     return residual.data() + ((size_t(b) * (2 * n_layer + 1) + stage) * time + t) * n_embd;
   }

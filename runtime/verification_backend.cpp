@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
 #include "runtime/forward_batch.hpp"
 #include "runtime/gemm.hpp"
+#include "runtime/row_memo.hpp"
 #include "runtime/vector_ops.hpp"
 
 namespace raspc {
@@ -120,138 +122,6 @@ struct Block {
   }
 };
 
-// The results of a per-row function (a block's product, or an MLP's two products and activation)
-// by the exact bits of its input row. Verification feeds inputs that share most of their states: a
-// token's normalised columns at one layer take a few thousand values over 10^5 inputs (its
-// position, its symbol, the counts its heads averaged), so most rows are looked up, not computed.
-// A hit returns what the function returned for the same bits, and the function depends on its
-// row alone (Block::multiply), so the forward's result is the same whatever came before it.
-class RowMemo {
- public:
-  RowMemo() : RowMemo(0, 0, 0) {}
-  // `cost`: the function's multiply-adds a row. Below what a lookup costs (hashing and comparing
-  // the key, copying the value, and a likely cache miss), every row is computed instead.
-  RowMemo(int key_width, int value_width, double cost)
-      : key_width_(key_width), value_width_(value_width), enabled_(cost > 4.0 * (key_width + value_width) + 256) {
-    set_budget(size_t(32) << 20);
-    clear(1024);
-  }
-  bool enabled() const { return enabled_; }
-  // At most `bytes` of keys and values: when full, the memo starts again empty.
-  void set_budget(size_t bytes) {
-    const size_t row_bytes = sizeof(float) * size_t(std::max(1, key_width_ + value_width_));
-    limit_ = std::clamp<size_t>(bytes / row_bytes, 1024, size_t(1) << 20);
-  }
-  // The value of each of rows [0, rows) of `keys` (key_width floats each, `stride` apart), in
-  // order: use(n, value) with the value the memo holds for the row's key, or, on a miss, with
-  // what compute(value, key) fills in (value_width floats), which the memo then keeps. The table's
-  // slots and the entries they point at are fetched into the cache a few rows ahead (a miss in the
-  // table, a random access into tens of MB, was most of a lookup's time). Only for an enabled
-  // memo: the forward runs a disabled one's block as one product over the batch.
-  template <class Compute, class Use>
-  void find_rows(const float* keys, size_t stride, size_t rows, const Compute& compute, const Use& use) {
-    hashes_.resize(rows);
-    for (size_t n = 0; n < rows; ++n) hashes_[n] = hash(keys + n * stride);
-    constexpr size_t kAhead = 8;
-    for (size_t n = 0; n < std::min(rows, 2 * kAhead); ++n) __builtin_prefetch(&table_[size_t(hashes_[n]) & mask_]);
-    for (size_t n = 0; n < rows; ++n) {
-      if (n + 2 * kAhead < rows) __builtin_prefetch(&table_[size_t(hashes_[n + 2 * kAhead]) & mask_]);
-      if (n + kAhead < rows) prefetch_entry(hashes_[n + kAhead]);
-      const float* key = keys + n * stride;
-      use(n, find_hashed(key, hashes_[n], [&](float* value) { compute(value, key); }));
-    }
-  }
-
- private:
-  template <class Compute>
-  const float* find_hashed(const float* key, uint64_t h, const Compute& compute) {
-    const size_t key_bytes = sizeof(float) * size_t(key_width_);
-    const uint32_t tag = uint32_t(h >> 32);
-    for (size_t at = size_t(h) & mask_;; at = (at + 1) & mask_) {
-      Slot& slot = table_[at];
-      if (slot.entry < 0) break;
-      if (slot.tag == tag && std::memcmp(keys_.data() + size_t(slot.entry) * key_width_, key, key_bytes) == 0)
-        return values_.data() + size_t(slot.entry) * value_width_;
-    }
-    if (count_ == limit_) clear(table_.size());  // full: start again (a miss costs only the compute)
-    if (2 * (count_ + 1) > table_.size()) grow();
-    const int entry = int(count_++);
-    keys_.insert(keys_.end(), key, key + key_width_);
-    values_.resize(count_ * size_t(value_width_));
-    float* value = values_.data() + size_t(entry) * value_width_;
-    compute(value);
-    size_t at = size_t(h) & mask_;
-    while (table_[at].entry >= 0) at = (at + 1) & mask_;
-    table_[at] = {tag, entry};
-    return value;
-  }
-  // The key and value of the entry at h's first slot, where it is likely h's, into the cache.
-  void prefetch_entry(uint64_t h) const {
-    const Slot& slot = table_[size_t(h) & mask_];
-    if (slot.entry < 0 || slot.tag != uint32_t(h >> 32)) return;
-    const char* key = reinterpret_cast<const char*>(keys_.data() + size_t(slot.entry) * key_width_);
-    for (size_t at = 0; at < sizeof(float) * size_t(key_width_) && at < 512; at += 64) __builtin_prefetch(key + at);
-    __builtin_prefetch(values_.data() + size_t(slot.entry) * value_width_);
-  }
-  struct Slot {
-    uint32_t tag = 0;
-    int32_t entry = -1;
-  };
-  // Four independent multiply chains over the key's 8-byte words (one chain was half of a
-  // forward's time), mixed at the end; any collision is caught by comparing the whole key.
-  uint64_t hash(const float* key) const {
-    constexpr uint64_t kMultiplier = 0xFF51AFD7ED558CCDull;
-    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(key);
-    const size_t size = sizeof(float) * size_t(key_width_);
-    uint64_t lane[4] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull, 0x27D4EB2F165667C5ull};
-    size_t at = 0;
-    for (; at + 32 <= size; at += 32)
-      for (int k = 0; k < 4; ++k) {
-        uint64_t word;
-        std::memcpy(&word, bytes + at + 8 * k, sizeof word);
-        lane[k] = (lane[k] ^ word) * kMultiplier;
-      }
-    for (int k = 0; at + 8 <= size; at += 8, ++k) {
-      uint64_t word;
-      std::memcpy(&word, bytes + at, sizeof word);
-      lane[k] = (lane[k] ^ word) * kMultiplier;
-    }
-    if (at < size) {
-      uint32_t word;
-      std::memcpy(&word, bytes + at, sizeof word);
-      lane[3] = (lane[3] ^ word) * kMultiplier;
-    }
-    uint64_t h = lane[0] ^ (lane[1] << 21 | lane[1] >> 43) ^ (lane[2] << 42 | lane[2] >> 22) ^ (lane[3] << 11 | lane[3] >> 53);
-    h ^= h >> 29;
-    h *= kMultiplier;
-    return h ^ (h >> 32);
-  }
-  void clear(size_t slots) {
-    count_ = 0;
-    keys_.clear();
-    values_.clear();
-    table_.assign(slots, Slot{});
-    mask_ = slots - 1;
-  }
-  void grow() {
-    std::vector<Slot> old = std::move(table_);
-    table_.assign(old.size() * 2, Slot{});
-    mask_ = table_.size() - 1;
-    for (const Slot& s : old) {
-      if (s.entry < 0) continue;
-      size_t at = size_t(hash(keys_.data() + size_t(s.entry) * key_width_)) & mask_;
-      while (table_[at].entry >= 0) at = (at + 1) & mask_;
-      table_[at] = s;
-    }
-  }
-  int key_width_, value_width_;
-  bool enabled_;
-  size_t limit_ = 0, count_ = 0, mask_ = 0;
-  std::vector<float> keys_, values_;
-  std::vector<Slot> table_;
-  std::vector<uint64_t> hashes_;  // find_rows': its rows' hashes
-};
-
 // Where one head's dimensions sit in a compact q|k|v row and in the compact attention output.
 struct Head {
   int q = 0, k = 0, qk = 0;  // offsets of its query and key dimensions, and their count
@@ -313,12 +183,13 @@ struct VerificationBackend::Plan {
     Block fc_proj;     // reads the live units; writes the stream
     // By input row: q|k|v by the gathered ln_1 columns; the attention projection's output by the
     // heads' compact output; the MLP's output (both products and the activation) by the gathered
-    // ln_2 columns.
-    RowMemo qkv_memo, proj_memo, mlp_memo;
+    // ln_2 columns. In the backend's VerificationMemos.
+    RowMemo *qkv_memo = nullptr, *proj_memo = nullptr, *mlp_memo = nullptr;
   };
   std::vector<Layer> layers;
   Block unembed;  // reads ln_f's output; columns: every token
-  RowMemo unembed_memo;  // the logits by the gathered ln_f columns
+  RowMemo* unembed_memo = nullptr;  // the logits by the gathered ln_f columns
+  RowMemo::Scratch scratch;         // what this backend's lookups need of their own
   int widest = 0;  // the most floats a row of any compact activation takes
   // The most floats a row of each (N, width) buffer of a call takes: q|k|v, the heads' output, and
   // what the products of all rows at once need where a block is not memoised (its gathered input,
@@ -335,9 +206,21 @@ struct VerificationBackend::Plan {
   Buffer scores;       // one head's scores over a sequence
 };
 
+VerificationMemos::~VerificationMemos() = default;
+
+void VerificationMemos::prepare(size_t rows) {
+  for (const auto& memo : memos_) memo->prepare(rows);
+}
+
 VerificationBackend::~VerificationBackend() = default;
 
-VerificationBackend::VerificationBackend(const Model& model) : model_(model), dense_(model) {
+std::shared_ptr<VerificationMemos> VerificationBackend::share_memos() {
+  memos_->shared_ = true;
+  return memos_;
+}
+
+VerificationBackend::VerificationBackend(const Model& model, std::shared_ptr<VerificationMemos> shared)
+    : model_(model), dense_(model), memos_(std::move(shared)) {
   using namespace verification_plan;
   const ModelConfig& cfg = model.config;
   const int C = cfg.n_embd, I = cfg.n_inner, NH = cfg.n_head, hs = cfg.d_head(), V = cfg.vocab_size;
@@ -394,13 +277,7 @@ VerificationBackend::VerificationBackend(const Model& model) : model_(model), de
       layer.fc_proj = Block(lw.fc_proj_w, C, live, cols_meeting(lw.fc_proj_w, C, live, lw.fc_proj_b), lw.fc_proj_b);
       widen(layer.fc);
       widen(layer.fc_proj);
-      const double units = layer.fc.n_cols();  // each: a multiply-add a row read and written, and its activation
-      layer.mlp_memo = RowMemo(layer.fc.n_rows(), layer.fc_proj.n_cols(),
-                               units * (layer.fc.n_rows() + layer.fc_proj.n_cols() + 10));
     }
-    layer.qkv_memo = RowMemo(layer.qkv.n_rows(), layer.qkv.n_cols(), double(layer.qkv.n_rows()) * layer.qkv.n_cols());
-    layer.proj_memo = RowMemo(layer.attn_proj.n_rows(), layer.attn_proj.n_cols(),
-                              double(layer.attn_proj.n_rows()) * layer.attn_proj.n_cols());
   }
   std::vector<float> unembedding(size_t(C) * V);  // wte^T (C,V)
   for (int v = 0; v < V; ++v)
@@ -408,26 +285,45 @@ VerificationBackend::VerificationBackend(const Model& model) : model_(model), de
   std::vector<int> tokens(static_cast<size_t>(V));
   for (int v = 0; v < V; ++v) tokens[size_t(v)] = v;
   plan.unembed = Block(unembedding.data(), V, rows_meeting(unembedding.data(), C, V, tokens), tokens, nullptr);
-  plan.unembed_memo = RowMemo(plan.unembed.n_rows(), V, double(plan.unembed.n_rows()) * V);
   widen(plan.unembed);
+  if (!memos_) {
+    memos_ = std::make_shared<VerificationMemos>();
+    auto add = [&](int key_width, int value_width, double cost) {
+      memos_->memos_.push_back(std::make_unique<RowMemo>(key_width, value_width, cost));
+    };
+    for (const Plan::Layer& layer : plan.layers) {
+      add(layer.qkv.n_rows(), layer.qkv.n_cols(), double(layer.qkv.n_rows()) * layer.qkv.n_cols());
+      add(layer.attn_proj.n_rows(), layer.attn_proj.n_cols(), double(layer.attn_proj.n_rows()) * layer.attn_proj.n_cols());
+      const double units = layer.fc.n_cols();  // each: a multiply-add a row read and written, and its activation
+      add(layer.fc.n_rows(), layer.fc_proj.n_cols(), I > 0 ? units * (layer.fc.n_rows() + layer.fc_proj.n_cols() + 10) : 0.0);
+    }
+    add(plan.unembed.n_rows(), V, double(plan.unembed.n_rows()) * V);
+    // 256 MB of memos in all (shared by every thread), 32 MB each at most.
+    const auto& memos = memos_->memos_;
+    const size_t enabled = size_t(std::count_if(memos.begin(), memos.end(), [](const auto& m) { return m->enabled(); }));
+    for (const auto& memo : memos) memo->set_budget(std::min(size_t(32) << 20, (size_t(256) << 20) / std::max<size_t>(1, enabled)));
+  }
+  if (memos_->memos_.size() != 3 * plan.layers.size() + 1)
+    throw std::logic_error("VerificationBackend: memos shared from a backend of another model");
+  for (size_t l = 0; l < plan.layers.size(); ++l) {
+    plan.layers[l].qkv_memo = memos_->memos_[3 * l].get();
+    plan.layers[l].proj_memo = memos_->memos_[3 * l + 1].get();
+    plan.layers[l].mlp_memo = memos_->memos_[3 * l + 2].get();
+  }
+  plan.unembed_memo = memos_->memos_.back().get();
   plan.units.assign(size_t(std::max(plan.widest, 1)), 0.0f);
   for (const Plan::Layer& layer : plan.layers) {
     plan.qkv_width = std::max(plan.qkv_width, layer.qkv.n_cols());
     plan.values_width = std::max(plan.values_width, layer.n_values);
     plan.gathered_width = std::max(plan.gathered_width, layer.qkv.n_rows());
-    if (!layer.proj_memo.enabled()) plan.delta_width = std::max(plan.delta_width, layer.attn_proj.n_cols());
+    if (!layer.proj_memo->enabled()) plan.delta_width = std::max(plan.delta_width, layer.attn_proj.n_cols());
     if (I > 0) plan.gathered_width = std::max(plan.gathered_width, layer.fc.n_rows());
-    if (I > 0 && !layer.mlp_memo.enabled()) {
+    if (I > 0 && !layer.mlp_memo->enabled()) {
       plan.hidden_width = std::max(plan.hidden_width, layer.fc.n_cols());
       plan.delta_width = std::max(plan.delta_width, layer.fc_proj.n_cols());
     }
   }
   plan.gathered_width = std::max(plan.gathered_width, plan.unembed.n_rows());
-  // 256 MB of memos a backend (a thread) in all, 32 MB each at most.
-  std::vector<RowMemo*> memos{&plan.unembed_memo};
-  for (Plan::Layer& layer : plan.layers) memos.insert(memos.end(), {&layer.qkv_memo, &layer.proj_memo, &layer.mlp_memo});
-  const size_t enabled = size_t(std::count_if(memos.begin(), memos.end(), [](RowMemo* m) { return m->enabled(); }));
-  for (RowMemo* memo : memos) memo->set_budget(std::min(size_t(32) << 20, (size_t(256) << 20) / std::max<size_t>(1, enabled)));
 }
 
 double VerificationBackend::sequence_flops(int tokens) const {
@@ -459,6 +355,7 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
   const int T = result.time;
   if (B == 0 || T == 0) return result;
   const size_t N = size_t(B) * T;
+  if (!memos_->shared_) memos_->prepare(N);
 
   const size_t sizes[] = {N * C,
                           N * size_t(plan.qkv_width),
@@ -516,9 +413,9 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     const int width = layer.qkv.n_cols(), NV = layer.n_values;
     normalise_rows();
     gather_all(layer.qkv, lw.ln_1_w, lw.ln_1_b);
-    if (layer.qkv_memo.enabled())
-      layer.qkv_memo.find_rows(
-          gathered, size_t(layer.qkv.n_rows()), N, [&](float* out, const float* in) { layer.qkv.multiply(out, in); },
+    if (layer.qkv_memo->enabled())
+      layer.qkv_memo->find_rows(
+          gathered, size_t(layer.qkv.n_rows()), N, plan.scratch, [&](float* out, const float* in) { layer.qkv.multiply(out, in); },
           [&](size_t n, const float* qkv) { std::copy_n(qkv, width, compact + n * width); });
     else
       layer.qkv.multiply_rows(compact, gathered, int(N));
@@ -540,9 +437,9 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
                      head.nv, false);
       }
     }
-    if (layer.proj_memo.enabled()) {
-      layer.proj_memo.find_rows(
-          heads, size_t(NV), N, [&](float* out, const float* in) { layer.attn_proj.multiply(out, in); },
+    if (layer.proj_memo->enabled()) {
+      layer.proj_memo->find_rows(
+          heads, size_t(NV), N, plan.scratch, [&](float* out, const float* in) { layer.attn_proj.multiply(out, in); },
           [&](size_t n, const float* out) { layer.attn_proj.scatter_add(x + n * C, out); });
     } else {
       layer.attn_proj.multiply_rows(delta, heads, int(N));
@@ -554,9 +451,9 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
       normalise_rows();
       // Every row gathered before any is updated: a row's update changes no other row.
       gather_all(layer.fc, lw.ln_2_w, lw.ln_2_b);
-      if (layer.mlp_memo.enabled()) {
-        layer.mlp_memo.find_rows(
-            gathered, size_t(layer.fc.n_rows()), N,
+      if (layer.mlp_memo->enabled()) {
+        layer.mlp_memo->find_rows(
+            gathered, size_t(layer.fc.n_rows()), N, plan.scratch,
             [&](float* out, const float* in) {
               layer.fc.multiply(units, in);
               activate(units, n_units);
@@ -572,12 +469,13 @@ ForwardResult VerificationBackend::forward(const std::vector<std::vector<int>>& 
     }
     capture_residual(2 * l + 2);
   }
+  if (options.capture_last_resid) result.last_resid.assign(x, x + N * C);
   result.logits.resize(N * V);
   normalise_rows();
   gather_all(plan.unembed, w.ln_f_w, w.ln_f_b);
-  if (plan.unembed_memo.enabled())
-    plan.unembed_memo.find_rows(
-        gathered, size_t(plan.unembed.n_rows()), N, [&](float* out, const float* in) { plan.unembed.multiply(out, in); },
+  if (plan.unembed_memo->enabled())
+    plan.unembed_memo->find_rows(
+        gathered, size_t(plan.unembed.n_rows()), N, plan.scratch, [&](float* out, const float* in) { plan.unembed.multiply(out, in); },
         [&](size_t n, const float* logits) { std::copy_n(logits, V, result.logits.data() + n * V); });
   else
     plan.unembed.multiply_rows(result.logits.data(), gathered, int(N));

@@ -17,12 +17,13 @@
 // Each block then normalises only the columns it reads.
 //
 // The products worth it run a row (a token) at a time, memoised by the exact bits of the row's
-// gathered input: the inputs verification feeds share most of their tokens' states (a position,
-// a symbol, the counts a head averaged), so most rows of an MLP or an unembedding are looked up
-// rather than computed (96-99.9% for dyck2 at maximum length 16 and hist at 64, 74-99.9% for
-// sort at 64). A row's product depends on that row alone (fused multiply-adds in a fixed order,
-// no blocking across rows), so a looked-up result is bit for bit the one computing it would give,
-// and the forward's result does not depend on what the backend saw before. Products too small to
+// gathered input (runtime/row_memo.hpp): the inputs verification feeds share most of their
+// tokens' states (a position, a symbol, the counts a head averaged), so most rows of an MLP or an
+// unembedding are looked up rather than computed (96-99.9% for dyck2 at maximum length 16 and
+// hist at 64, 74-99.9% for sort at 64). A row's product depends on that row alone (fused
+// multiply-adds in a fixed order, no blocking across rows), so a looked-up result is bit for bit
+// the one computing it would give, and the forward's result does not depend on what the backend
+// (or another thread's backend sharing its memos) saw before. Products too small to
 // repay a lookup run over the whole batch at once as Eigen products (which, as the dense
 // forward's, depend on the batch only). Attention stays a product per sequence and head, through
 // the dense forward's GEMM kernel (runtime/gemm.hpp).
@@ -35,9 +36,29 @@
 
 namespace raspc {
 
+namespace verification_plan {
+class RowMemo;
+}
+
+// The memos of one model's verification forward. A backend makes its own; the backends of the
+// threads of one verification share the first one's (VerificationBackend::share_memos), and then
+// their forwards may run at once, with prepare() between the rounds, while none runs.
+class VerificationMemos {
+ public:
+  ~VerificationMemos();
+  // Room in each memo for `rows` more rows (the tokens of the round's batches, BOS included).
+  void prepare(size_t rows);
+
+ private:
+  friend class VerificationBackend;
+  std::vector<std::unique_ptr<verification_plan::RowMemo>> memos_;  // by layer: q|k|v, projection, MLP; then the unembedding
+  bool shared_ = false;  // prepared by whoever shares them, not by each forward
+};
+
 class VerificationBackend : public Backend {
  public:
-  explicit VerificationBackend(const Model& model);
+  // `shared`: the memos of another backend of the same model (its share_memos()); none: its own.
+  explicit VerificationBackend(const Model& model, std::shared_ptr<VerificationMemos> shared = nullptr);
   ~VerificationBackend() override;
   // With capture_attention or count_flops, runs the dense CPU forward (they are for inspecting a
   // model and for checking runtime/flops.hpp, not for verification).
@@ -50,14 +71,18 @@ class VerificationBackend : public Backend {
   // times more.
   double sequence_flops(int tokens) const;
   std::string name() const override { return "cpu"; }
+  // This backend's memos, to give other threads' backends of the same model. From this call on,
+  // its forward no longer prepares them: the caller does, between rounds.
+  std::shared_ptr<VerificationMemos> share_memos();
 
  private:
   struct Plan;  // the nonzero blocks of every product (verification_backend.cpp)
   const Model& model_;
   CpuBackend dense_;
-  // Also the memos and the buffers of every activation, reused by the next call: a backend
-  // serves one thread at a time, as the dense one does.
+  // Also the buffers of every activation, reused by the next call: a backend serves one thread at
+  // a time, as the dense one does.
   std::unique_ptr<Plan> plan_;
+  std::shared_ptr<VerificationMemos> memos_;
 };
 
 }  // namespace raspc

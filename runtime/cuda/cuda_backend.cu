@@ -215,6 +215,10 @@ ForwardResult CudaBackend::forward(const std::vector<std::vector<int>>& batch, c
   result.logits.resize(N * V);
   result.residual.resize(residual_size);
   result.attention.resize(attention_size);
+  if (options.capture_last_resid) {
+    result.last_resid.resize(N * C);
+    CUDA_CHECK(cudaMemcpyAsync(result.last_resid.data(), x, N * C * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  }
   if (options.capture_final) {
     result.final.resize(N * C);
     CUDA_CHECK(cudaMemcpyAsync(result.final.data(), final_stream, N * C * sizeof(float), cudaMemcpyDeviceToHost,

@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <algorithm>
+#include <memory>
 #include <random>
+#include <thread>
 
 #include "compile_helpers.hpp"
 #include "compiler/ir.hpp"
@@ -176,6 +179,74 @@ TEST_CASE("verification backend: a batch's result does not depend on the batches
     ForwardResult again = used.forward(batch, fo);
     CHECK(again.logits == fresh.logits);
     CHECK(again.residual == fresh.residual);
+  }
+}
+
+TEST_CASE("verification backend: backends sharing their memos, on two threads at once, give a fresh backend's bits") {
+  // Verification's threads share the first backend's memos (runtime/row_memo.hpp): a row one
+  // thread computed is a lookup for the other. Three rounds of four batches, prepare() between
+  // them, each batch on the other backend in the next round: every result is a fresh backend's.
+  for (const std::string name : {"dyck2", "sort_unique"}) {
+    ProgramFile f = load_program(name);
+    CompileOptions o;
+    o.vocab = header_vocabulary(f.header);
+    o.max_len = 12;
+    o.verify = false;
+    CompileResult r = compile_program(f.program, o);
+    INFO(name);
+    ForwardOptions fo;
+    fo.capture_last_resid = true;
+    std::vector<std::vector<std::vector<int>>> batches;
+    std::vector<ForwardResult> fresh;
+    for (unsigned seed = 20; seed < 24; ++seed) {
+      batches.push_back(random_inputs(r.model, o.vocab, o.max_len, 96, seed));
+      fresh.push_back(VerificationBackend(r.model).forward(batches.back(), fo));
+    }
+    VerificationBackend first(r.model);
+    std::shared_ptr<VerificationMemos> memos = first.share_memos();
+    VerificationBackend second(r.model, memos);
+    std::vector<ForwardResult> got(batches.size());
+    int differing = 0;
+    for (size_t round = 0; round < 3; ++round) {
+      memos->prepare(batches.size() * 96 * size_t(o.max_len + 1));
+      auto run = [&](VerificationBackend& backend, size_t parity) {
+        for (size_t k = 0; k < batches.size(); ++k)
+          if ((k + round) % 2 == parity) got[k] = backend.forward(batches[k], fo);
+      };
+      std::thread other([&] { run(second, 1); });
+      run(first, 0);
+      other.join();
+      for (size_t k = 0; k < batches.size(); ++k)
+        differing += got[k].logits != fresh[k].logits || got[k].last_resid != fresh[k].last_resid;
+    }
+    CHECK(differing == 0);
+  }
+}
+
+TEST_CASE("verification backend: the stream before ln_f alone is the residual's last stage") {
+  // What verification reads a numerical output from (ForwardOptions::capture_last_resid), in the
+  // dense forward and the verification's, at every real position.
+  ProgramFile f = load_program("frac_prevs");
+  CompileOptions o;
+  o.vocab = header_vocabulary(f.header);
+  o.max_len = 10;
+  o.verify = false;
+  CompileResult r = compile_program(f.program, o);
+  const std::vector<std::vector<int>> batch = random_inputs(r.model, o.vocab, o.max_len, 40, 5);
+  ForwardOptions fo;
+  fo.capture_residual = true;
+  fo.capture_last_resid = true;
+  CpuBackend dense(r.model);
+  VerificationBackend fast(r.model);
+  const int C = r.model.config.n_embd, last = 2 * r.model.config.n_layer;
+  for (Backend* backend : std::initializer_list<Backend*>{&dense, &fast}) {
+    ForwardResult result = backend->forward(batch, fo);
+    REQUIRE(result.last_resid.size() == size_t(result.batch) * result.time * C);
+    int differing = 0;
+    for (int b = 0; b < result.batch; ++b)
+      for (int t = 0; t < result.lengths[b]; ++t)
+        differing += !std::equal(result.last_resid_at(b, t), result.last_resid_at(b, t) + C, result.residual_at(b, last, t));
+    CHECK(differing == 0);
   }
 }
 
