@@ -28,7 +28,7 @@ struct CompileOptions {
   Activation activation = Activation::Gelu;
   bool verify = true;
   int verify_len = 0;        // longest input verified; 0: max_len
-  long samples = 10000;      // random inputs checked at each length beyond the exhaustive ones
+  long samples = 10000;      // inputs checked at each length beyond the exhaustive ones (each symbol repeated, then random)
   long exhaustive_limit = 100000;  // lengths are checked exhaustively while the total stays within
   uint64_t seed = 1;
   // The compile budget: a model estimated (before lowering) to have more parameters is refused,
@@ -93,7 +93,7 @@ struct CompileReport {
   bool exhaustive = true;  // every input up to verified_len was checked
   int verified_len = 0;
   int exhaustive_len = 0;        // every input up to this length was checked
-  long samples_per_length = 0;   // random inputs drawn at each length beyond exhaustive_len
+  long samples_per_length = 0;   // inputs checked at each length beyond exhaustive_len
   // Inputs checked (as inputs_checked) by length: index n counts the inputs of length n, 0..verified_len.
   std::vector<long> checked_by_length;
   // Numerical selectors (docs/long-contexts.md): the smallest margin a matching key wins by, and

@@ -656,8 +656,9 @@ struct UnitCount;
                                      const UnitCount& count, const CompileOptions& options);
 
 // The inputs verification checks: every input of each length up to exhaustive_len, the longest
-// whose running total stays within options.exhaustive_limit, then options.samples random inputs
-// at each longer length up to verified_len (--verify-len, at most --max-len).
+// whose running total stays within options.exhaustive_limit, then options.samples inputs at each
+// longer length up to verified_len (--verify-len, at most --max-len): each symbol repeated, then
+// random ones.
 struct VerificationLengths {
   int verified_len = 0, exhaustive_len = 0;
   double vocab_size = 0;

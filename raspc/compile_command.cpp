@@ -67,8 +67,8 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--activation", args->activation, "gelu or relu")->capture_default_str();
   cmd->add_option("--verify-len", args->verify_len, "Verify inputs up to this length (0: --max-len)")->capture_default_str();
   cmd->add_option("--samples", args->samples,
-                  "Random inputs checked at each length beyond the exhaustive ones (those with at most 10^5 "
-                  "inputs up to them); 0 checks the exhaustive lengths only")
+                  "Inputs checked at each length beyond the exhaustive ones (those with at most 10^5 inputs up "
+                  "to them): each symbol repeated, then random ones; 0 checks the exhaustive lengths only")
       ->capture_default_str();
   cmd->add_option("--max-parameters", args->max_parameters,
                   "Refuse, before building it, a model estimated to have more parameters (0: no limit)")

@@ -64,10 +64,11 @@ std::vector<std::pair<std::string, std::string>> verification_lines(const nlohma
     text += "every input up to length " + std::to_string(verified_len);
   } else if (r.contains("samples_per_length")) {
     if (exhaustive_len > 0) text += "every input up to length " + std::to_string(exhaustive_len) + ", then ";
-    text += with_commas(double(integer(r, "samples_per_length"))) + " random inputs " +
+    text += with_commas(double(integer(r, "samples_per_length"))) + " inputs " +
             (exhaustive_len + 1 == verified_len ? "of length " + std::to_string(verified_len)
                                                 : "at each length " + std::to_string(exhaustive_len + 1) + " to " +
-                                                      std::to_string(verified_len));
+                                                      std::to_string(verified_len)) +
+            ": each symbol repeated, the rest random";
   } else {
     text += "sampled, up to length " + std::to_string(verified_len);  // a stored report keeps no more
   }
