@@ -1,8 +1,8 @@
 // The verify pass: the model against the interpreter, on every input up to a length while the
 // count stays within options.exhaustive_limit, and on options.samples inputs of each longer length:
-// each symbol repeated, then random ones. A categorical output must be the argmax of the logits over the whole vocabulary (the
-// margin is the correct logit minus the best other one); a numerical output must be within
-// kNumericTolerance of the exact value.
+// each symbol repeated, then random ones. A categorical output must be the argmax of the logits
+// over the whole vocabulary (the margin is the correct logit minus the best other one); a
+// numerical output must be within kNumericTolerance of the exact value.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

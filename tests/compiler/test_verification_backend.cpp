@@ -66,6 +66,16 @@ void check_same_forwards(const CompileOptions& o, const Model& model, int count,
   CHECK(worst_relative_difference(fast.residual, dense.residual, size_t(dense.n_embd)) <= 1e-4);
 }
 
+// Program `name` of programs/ compiled without verification at max length `max_len`; `o` gets
+// the options (its vocabulary is the program's header's).
+CompileResult unverified(const std::string& name, int max_len, CompileOptions& o) {
+  ProgramFile f = load_program(name);
+  o.vocab = header_vocabulary(f.header);
+  o.max_len = max_len;
+  o.verify = false;
+  return compile_program(f.program, o);
+}
+
 }  // namespace
 
 TEST_CASE("verification backend: the dense forward's logits and residual stream on every program") {
@@ -163,12 +173,8 @@ TEST_CASE("verification backend: a batch's result does not depend on the batches
   // The memoised rows (most of an MLP's, at these lengths) hand back what computing them gives,
   // bit for bit: so one backend that has seen other inputs first, and a fresh one, agree exactly.
   for (const std::string name : {"dyck2", "hist", "most_freq", "frac_prevs"}) {
-    ProgramFile f = load_program(name);
     CompileOptions o;
-    o.vocab = header_vocabulary(f.header);
-    o.max_len = 12;
-    o.verify = false;
-    CompileResult r = compile_program(f.program, o);
+    CompileResult r = unverified(name, 12, o);
     INFO(name);
     const std::vector<std::vector<int>> batch = random_inputs(r.model, o.vocab, o.max_len, 64, 11);
     ForwardOptions fo;
@@ -187,12 +193,8 @@ TEST_CASE("verification backend: backends sharing their memos, on two threads at
   // thread computed is a lookup for the other. Three rounds of four batches, prepare() between
   // them, each batch on the other backend in the next round: every result is a fresh backend's.
   for (const std::string name : {"dyck2", "sort_unique"}) {
-    ProgramFile f = load_program(name);
     CompileOptions o;
-    o.vocab = header_vocabulary(f.header);
-    o.max_len = 12;
-    o.verify = false;
-    CompileResult r = compile_program(f.program, o);
+    CompileResult r = unverified(name, 12, o);
     INFO(name);
     ForwardOptions fo;
     fo.capture_last_resid = true;
@@ -226,12 +228,8 @@ TEST_CASE("verification backend: backends sharing their memos, on two threads at
 TEST_CASE("verification backend: the stream before ln_f alone is the residual's last stage") {
   // What verification reads a numerical output from (ForwardOptions::capture_last_resid), in the
   // dense forward and the verification's, at every real position.
-  ProgramFile f = load_program("frac_prevs");
   CompileOptions o;
-  o.vocab = header_vocabulary(f.header);
-  o.max_len = 10;
-  o.verify = false;
-  CompileResult r = compile_program(f.program, o);
+  CompileResult r = unverified("frac_prevs", 10, o);
   const std::vector<std::vector<int>> batch = random_inputs(r.model, o.vocab, o.max_len, 40, 5);
   ForwardOptions fo;
   fo.capture_residual = true;
