@@ -18,6 +18,9 @@
 //   hist:2       a categorical s-op's one-hot
 //   frac         a numerical s-op
 //   hist.scratch a selector width's 1/(w+1) (scratch_level), erased by its MLP
+//   hist.unembed, hist.unembed.one, hist.unembed.-one, hist.unembed.balance
+//                a count output read from its scratch whose values print as input tokens: the
+//                pairs its tied rows write (constructions/scratch_output.cpp)
 //   position.high:2, position.low:5
 //                an index's two digits i / B and i % B, one-hots in the position embedding, for
 //                prefix means' heads (constructions/prefix_mean.cpp)
@@ -153,6 +156,15 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     if (role == NumberRole::WidthNumber && counts_keys(node)) a.scratch[id] = add(name + ".scratch");
     if (role != NumberRole::None && role != NumberRole::Indices) continue;
     if (counts_keys(node)) a.scratch[id] = add(name + ".scratch");
+    // A count read from its scratch whose values print as input tokens: the pairs the tied rows
+    // need (constructions/scratch_output.cpp).
+    if (id == program.output && schedule.output_from_scratch &&
+        std::any_of(info.values.begin(), info.values.end(), [&](const Value& v) { return prints_as_symbol(v, options); })) {
+      a.scratch_partner = add(name + ".unembed");
+      a.scratch_constant = add(name + ".unembed.one");
+      a.scratch_constant_partner = add(name + ".unembed.-one");
+      a.scratch_balance = add(name + ".unembed.balance");
+    }
     if (!schedule.materialised[id]) continue;
     if (info.encoding == Encoding::Numerical) {
       a.numeric[id] = add(name);

@@ -562,6 +562,10 @@ struct Allocation {
   std::vector<int> unembed;
   std::map<NodeId, int> numeric;              // numerical s-op -> its dimension
   std::map<NodeId, int> scratch;              // selector width -> its scratch dimension (scratch_level)
+  // A count output read from its scratch whose values print as input tokens too
+  // (constructions/scratch_output.cpp, "Tied tokens"): the scratch's partner, a constant and its
+  // partner, and the input rows' balance; -1 otherwise.
+  int scratch_partner = -1, scratch_constant = -1, scratch_constant_partner = -1, scratch_balance = -1;
   // indices / length -> its number group: (v-c)/e, -(v-c)/e, (v-c)^2/e^2, -(v-c)^2/e^2, y, -y with
   // y^2 = 3 - the squares before it: sum 0 and sum of squares 6 whatever v is, so LayerNorm
   // sees the same moments at every position (c, e: PositionNumbers::centre, extent).

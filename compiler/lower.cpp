@@ -174,6 +174,7 @@ std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
   if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
   if (!ctx.allocation.log_position.empty()) square += 2.0;  // u^2 + u^2 + y^2 + y^2, in the embedding
   if (!ctx.allocation.digit_high.empty()) sum += 2.0, square += 2.0;  // a position's two digits' one-hots
+  if (ctx.allocation.scratch_constant >= 0) sum += 1.0, square += 1.0;  // a tied count's constant, in the embedding
   // A number group adds 0 to the sum and 6 to the sum of squares once written.
   for (const auto& [id, dims] : ctx.allocation.number) {
     // indices' in the embedding, length's by its head, a width's (or a map's) by its MLP.
@@ -300,6 +301,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     auto& row = out.wpe[size_t(p)];
     if (allocation.one >= 0) row.push_back({allocation.one, allocation.one_value});
     if (allocation.anchor >= 0) row.push_back({allocation.anchor, kAnchor});
+    if (allocation.scratch_constant >= 0) row.push_back({allocation.scratch_constant, 1.0});
     if (p >= 1 && indices >= 0 && allocation.onehot.count(indices))
       row.push_back({allocation.onehot.at(indices)[size_t(p - 1)], 1.0});
     if (indices >= 0 && allocation.number.count(indices)) {
@@ -316,7 +318,8 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
   write_position_digits(ctx, out);
   if (schedule.embedded) write_embedded_map(ctx, *schedule.embedded, out);
   if (inference.numbers.of(output) == NumberRole::WidthNumber) write_number_output(ctx, out);
-  if (schedule.output_from_scratch) write_scratch_output(ctx, out);
+  if (schedule.output_from_scratch)
+    write_scratch_output(ctx, nominal_sigma(ctx, nominal_moments(ctx, 2 * schedule.blocks)), out);
 
   // The budget: the model's parameters with n MLP units in its widest block are base + n * slope
   // (the width, the blocks, the vocabulary and the positions are known now); its MLP units are

@@ -110,8 +110,9 @@ void write_position_digits(const LowerContext& ctx, Lowered& out);
 void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out);
 // Writes the output tokens' rows that read a width output's number group (constructions/number_output.cpp).
 void write_number_output(const LowerContext& ctx, Lowered& out);
-// Writes the output tokens' rows that read a width output's scratch (constructions/scratch_output.cpp).
-void write_scratch_output(const LowerContext& ctx, Lowered& out);
+// Writes the output tokens' rows that read a width output's scratch (constructions/scratch_output.cpp);
+// `lnf_sigma`: the nominal scale ln_f divides the residual by, which tied rows' gains allow for.
+void write_scratch_output(const LowerContext& ctx, double lnf_sigma, Lowered& out);
 
 // How ln_2 scales every read when the selector widths' scratch values read hold `scratch`
 // (everything else nominal): lower_mlp.cpp.

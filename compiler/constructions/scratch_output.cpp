@@ -29,11 +29,35 @@
 // in a model without an anchor (allocate.cpp), where the count moves sigma a little more.
 // kMinGap is that length's gap, 1/(63 * 64).
 //
+// Tied tokens. Where output values print as input symbols (hist over the digits), the token of
+// count 3 is also the input "3": its row is an input row, and the entries above would land in the
+// residual stream at every position holding a 3, in the scratch and in `one`, which the heads read.
+// So such a model reads the count through pairs of dimensions that ln_f weighs +G and -G (every
+// other dimension 0, as embedded_map.cpp's tied tokens): the scratch S beside its partner
+// `NAME.unembed` U, and a constant O (`NAME.unembed.one`, 1 at every position, from the position
+// embedding) beside its partner O' (`NAME.unembed.-one`). Output token k's row writes a_k =
+// 2 kappa s_k into S and U and b_k = -kappa s_k^2 into O and O'; an input token's row adds its
+// one-hot and, in `NAME.unembed.balance`, -2 (a_k + b_k), so that every input row keeps the sum it
+// had. At a position whose own token is t, x_S = a_t + s and x_U = a_t, x_O = b_t + 1 and x_O' = b_t,
+// so token k's logit is
+//     G/sigma * (a_k (x_S - x_U) + b_k (x_O - x_O')) = (G kappa / sigma) (2 s_k s - s_k^2),
+// the same tangents, whatever t wrote: its own entries cancel in each pair, and ln_f's mean cancels
+// too (each row's gains sum to 0 over its entries). Every other token scores 0 (its entries sit
+// where ln_f's gain is 0), below the right count's (G kappa / sigma) s_w^2 >= 4 * 40. G =
+// 40 sigma / (kappa delta^2) gives the margin 40 at the nominal sigma. kappa = 1e-6 keeps what an
+// input row writes small: the scratch reads s + a_t, so `run --trace` decodes a count of 62 as
+// 62 +- 0.008 (a reading within 1e-3 of a value, relative above 1, shows that value), and the
+// rows' squares move the first block's LayerNorm scale by about 1e-11 of itself. The float32
+// argument above holds unchanged: the pairs' products are of the size the zero dimension's were
+// (ln_f's mean against the tangents' scale), and G (3e10 at max length 6, 1e12 at 16, 2e14 at 62)
+// is only a factor of the weights. It costs four dimensions, where the one-hot it replaces costs
+// one per count and an MLP: hist over the digits at max length 6 is 901 parameters (1,754 with the
+// one-hot), at 62 2,245 (48,290).
+//
 // Only under LayerNorm (without it the margin would need A = 40 / delta^2 itself, past float32's
-// comfort), for a plain selector width (not a width step or a split width's part, whose scratch
-// holds something else), categorical, with no output value printed as an input symbol (that
-// token's row is an input row too), and where nothing reads the width as a one-hot (it is the
-// output, so nothing else reads it at all).
+// comfort; and tied tokens need ln_f's signed gains), for a plain selector width (not a width step
+// or a split width's part, whose scratch holds something else), categorical, and where nothing
+// reads the width as a one-hot (it is the output, so nothing else reads it at all).
 #include <algorithm>
 
 #include "compiler/lower_internal.hpp"
@@ -44,6 +68,8 @@ namespace {
 // The smallest gap between two values' 1/(w+1) at which the scratch is read (see above): that of
 // counts up to 63, where number_output.cpp's number group takes over.
 constexpr double kMinGap = 1.0 / (double(kLongWidthValues) * double(kLongWidthValues - 1));
+// What a tied row writes, per unit of its tangent (above): small beside the count it sits with.
+constexpr double kTiedScale = 1e-6;
 
 // The values' s_k = 1/(k+1), and delta: the smallest gap between two of them, at most half the
 // smallest (so the right output's logit clears every input token's); 0 where a value is not a
@@ -73,8 +99,6 @@ bool scratch_output(const Program& program, const Inference& inference, const Co
   if (inference.numbers.of(program.output) != NumberRole::None) return false;
   const SopInfo& info = inference.info[size_t(program.output)];
   if (info.encoding != Encoding::Categorical || !info.values_known) return false;
-  for (const Value& v : info.values)
-    if (prints_as_symbol(v, options)) return false;
   return scratch_gap(info.values, nullptr) >= kMinGap;
 }
 
@@ -83,11 +107,37 @@ std::string scratch_output_why() {
          "constructions/scratch_output.cpp)";
 }
 
-void write_scratch_output(const LowerContext& ctx, Lowered& out) {
+namespace {
+
+// The tied rows and ln_f's gains (above, "Tied tokens").
+void write_tied_rows(const LowerContext& ctx, const std::vector<double>& levels, double delta, double lnf_sigma,
+                     Lowered& out) {
+  const Allocation& a = ctx.allocation;
+  const int scratch = a.scratch.at(ctx.program.output);
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const double s = levels[i], along = 2.0 * kTiedScale * s, constant = -kTiedScale * s * s;
+    const size_t token = size_t(out.output_token_of_value[i]);
+    auto& row = out.wte[token];
+    row.insert(row.end(), {{scratch, along}, {a.scratch_partner, along}, {a.scratch_constant, constant},
+                           {a.scratch_constant_partner, constant}});
+    if (token <= ctx.options.vocab.size()) row.push_back({a.scratch_balance, -2.0 * (along + constant)});  // an input row
+  }
+  const double gain = 40.0 * lnf_sigma / (kTiedScale * delta * delta);
+  out.lnf_gains.assign(size_t(ctx.width), 0.0);
+  out.lnf_gains[size_t(scratch)] = gain;
+  out.lnf_gains[size_t(a.scratch_constant)] = gain;
+  out.lnf_gains[size_t(a.scratch_partner)] = -gain;
+  out.lnf_gains[size_t(a.scratch_constant_partner)] = -gain;
+}
+
+}  // namespace
+
+void write_scratch_output(const LowerContext& ctx, double lnf_sigma, Lowered& out) {
   const NodeId id = ctx.program.output;
   const int scratch = ctx.allocation.scratch.at(id);
   std::vector<double> levels;
   const double delta = scratch_gap(ctx.info(id).values, &levels);
+  if (ctx.allocation.scratch_partner >= 0) return write_tied_rows(ctx, levels, delta, lnf_sigma, out);
   const double A = 0.08 / (delta * delta);
   for (size_t i = 0; i < levels.size(); ++i) {
     const double s = levels[i];

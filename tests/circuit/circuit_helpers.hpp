@@ -6,13 +6,15 @@
 
 namespace raspc::testing {
 
-// `vocab` replaces the header's vocabulary where given: hist over the digits "1234", whose counts
-// print as input tokens, keeps the one-hot its MLP writes (compiler/constructions/scratch_output.cpp).
+// `vocab` replaces the header's vocabulary where given. Without LayerNorm (`layer_norm` false) a
+// count output keeps the one-hot its MLP writes (under it the unembedding reads the count from its
+// head's 1/(w+1): compiler/constructions/scratch_output.cpp).
 inline Model compiled_model(const std::string& name, int max_len, Mode mode, long samples = 150,
-                            const std::string& vocab = "") {
+                            const std::string& vocab = "", bool layer_norm = true) {
   const ProgramFile f = load_program(name);
   CompileOptions o = test_options(parse_vocabulary(vocab.empty() ? f.header.vocab_text : vocab), max_len, mode, samples);
   o.source_text = f.source->text;
+  o.layer_norm = layer_norm;
   return compile_program(f.program, o).model;
 }
 

@@ -40,9 +40,9 @@ TEST_CASE("circuit: hist's graph at max length 5: the unembedding reads the head
 }
 
 TEST_CASE("circuit: hist's graph, read off its weights") {
-  // Over the digits the counts print as input tokens, so an MLP turns the 1/(w+1) into their
-  // one-hot (scratch_output.cpp).
-  const Model model = compiled_model("hist", 5, Mode::Bidirectional, 150, "1234");
+  // Over the digits (the counts print as input tokens) and without LayerNorm, so that an MLP turns
+  // the 1/(w+1) into their one-hot (under LayerNorm the unembedding reads it: scratch_output.cpp).
+  const Model model = compiled_model("hist", 5, Mode::Bidirectional, 150, "1234", false);
   const Circuit c = model_circuit(model);
   // One layer of one head: the embeddings, the selector width's head and MLP, the unembedding.
   std::vector<std::string> ids;
@@ -62,7 +62,7 @@ TEST_CASE("circuit: hist's graph, read off its weights") {
   CHECK(head.writes == std::vector<std::string>{"hist (scratch)"});
   CHECK(head.selector.at == "hist.rasp:11:14");
   CHECK(c.node("m0")->hook == "blocks.0.hook_mlp_out");
-  CHECK(c.node("m0")->writes == std::vector<std::string>{"hist (scratch)", "hist"});
+  CHECK(c.node("m0")->writes == std::vector<std::string>{"hist"});  // (no LayerNorm: the scratch stays)
   CHECK(c.node("unembed")->writes == std::vector<std::string>{"hist"});
   for (const CircuitEdge& e : c.edges) {
     if (e.via == "q") CHECK(e.to_hook == "blocks.0.hook_q_input");

@@ -61,9 +61,10 @@ TEST_CASE("score: the true circuit scores 1, a partial one its fraction, random 
 }
 
 TEST_CASE("score: edges by pair, ACDC's hook names, and what is no node or edge") {
-  // hist over the digits, where an MLP turns the head's 1/(w+1) into the count's one-hot (over
-  // letters the unembedding reads the 1/(w+1) itself: compiler/constructions/scratch_output.cpp).
-  const Model model = compiled_model("hist", 4, Mode::Bidirectional, 150, "1234");
+  // hist over the digits without LayerNorm, where an MLP turns the head's 1/(w+1) into the count's
+  // one-hot (under LayerNorm the unembedding reads the 1/(w+1) itself:
+  // compiler/constructions/scratch_output.cpp).
+  const Model model = compiled_model("hist", 4, Mode::Bidirectional, 150, "1234", false);
   const Circuit truth = model_circuit(model);
   // (from, to) pairs: embed -> a0.0 stands for its q, k and v edges together.
   const CircuitScore pairs = score_circuit(truth, {}, {{{"embed", "a0.0", ""}, 1}, {{"a0.0", "m0", ""}, 1}}, false);

@@ -51,9 +51,9 @@ TEST_CASE("run --trace decodes hist's residual after every half-block") {
         "hist      2  2  1  2  2\n"
         "\n"
         "[2,2,1,2,2]\n");
-  // Over the digits the counts print as input tokens, and the one-hot stays: the selector width's
-  // 1/(w+1) appears after the attention and is erased by the MLP that turns it into hist's one-hot.
-  const std::string digits_model = compiled("hist", "--max-len 6 --vocab 1234 --no-verify");
+  // Without LayerNorm the one-hot stays: the selector width's 1/(w+1) appears after the attention,
+  // and the MLP turns it into hist's one-hot (no LayerNorm's moments to keep: it stays).
+  const std::string digits_model = compiled("hist", "--max-len 6 --vocab 1234 --no-verify --no-layernorm");
   r = raspc_cli("run " + digits_model + " --input 12312 --trace");
   CHECK(r.code == 0);
   CHECK(r.out ==
@@ -67,10 +67,10 @@ TEST_CASE("run --trace decodes hist's residual after every half-block") {
         "hist (scratch)  1/3  1/3  1/2  1/3  1/3\n"
         "\n"
         "after blocks.0.mlp (blocks.0.hook_resid_post):\n"
-        "position        0  1  2  3  4\n"
-        "tokens          1  2  3  1  2\n"
-        "hist (scratch)  0  0  0  0  0\n"
-        "hist            2  2  1  2  2\n"
+        "position        0    1    2    3    4\n"
+        "tokens          1    2    3    1    2\n"
+        "hist (scratch)  1/3  1/3  1/2  1/3  1/3\n"
+        "hist            2    2    1    2    2\n"
         "\n"
         "[2,2,1,2,2]\n");
 }

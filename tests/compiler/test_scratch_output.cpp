@@ -96,17 +96,73 @@ TEST_CASE("scratch output: at max length 62 the closest counts keep a margin of 
   CHECK(r.model.config.n_embd == 8);
 }
 
+TEST_CASE("scratch output: counts that print as input tokens read the scratch through pairs that ln_f weighs +G and -G") {
+  // hist over the digits: the token "3" is an input row and count 3's unembedding at once
+  // (scratch_output.cpp, "Tied tokens"). Every input up to length 6, both modes; then at max
+  // length 62 the closest counts, 62 against 61, on inputs of one digit repeated.
+  const ProgramFile f = load_program("hist");
+  for (Mode mode : {Mode::Causal, Mode::Bidirectional}) {
+    INFO((mode == Mode::Causal ? "causal" : "bidirectional"));
+    const CompileResult r = compile_program(f.program, test_options(parse_vocabulary("1234"), 6, mode));
+    CHECK(r.report.exhaustive);
+    CHECK(r.report.mismatches == 0);
+    CHECK(r.report.min_logit_margin > 39.5);
+    CHECK(r.report.min_logit_margin < 41.0);
+    CHECK(used_units(r.model) == 0);
+    CHECK_FALSE(has_label(r.model, "hist:3"));
+    for (const char* label : {"hist.scratch", "hist.unembed", "hist.unembed.one", "hist.unembed.-one",
+                              "hist.unembed.balance"})
+      CHECK(has_label(r.model, label));
+    // The digits' rows carry their input one-hot and their count's pairs; ln_f reads the pairs only.
+    const int three = r.model.token_id("3");
+    int pairs = 0;
+    for (int d = 0; d < r.model.config.n_embd; ++d) pairs += r.model.w.wte[size_t(three) * r.model.config.n_embd + d] != 0.0f;
+    CHECK(pairs == 6);  // tokens:3, the scratch and its partner, the constant and its partner, the balance
+    int read = 0;
+    for (int d = 0; d < r.model.config.n_embd; ++d) read += r.model.w.ln_f_w[d] != 0.0f;
+    CHECK(read == 4);
+  }
+  CompileOptions o = test_options(parse_vocabulary("1234"), 62, Mode::Bidirectional);
+  o.verify = false;
+  const CompileResult r = compile_program(f.program, o);
+  CpuBackend backend(r.model);
+  const int one = r.model.token_id("1"), three = r.model.token_id("3");
+  std::vector<int> ones(62, one), one_off(62, three);
+  one_off.back() = one;
+  const PositionOutputs all = run_positions(backend, r.model, ones);
+  CHECK(all.values.front() == "62");
+  CHECK(all.margins.front() > 39.5);
+  CHECK(all.margins.front() < 41.0);
+  const PositionOutputs near = run_positions(backend, r.model, one_off);
+  CHECK(near.values.front() == "61");
+  CHECK(near.values.back() == "1");
+  CHECK(near.margins.front() > 39.5);
+  // The trace decodes the scratch, which also holds the digit's own tiny entry (2e-6 s): 62 to
+  // within the 1e-3 of a number, which the reading snaps to.
+  std::vector<int> sequence{r.model.bos_id};
+  sequence.insert(sequence.end(), ones.begin(), ones.end());
+  ForwardOptions fo;
+  fo.capture_residual = true;
+  const ResidualTrace trace = decode_residual(r.model, backend.forward({sequence}, fo), 0, sequence);
+  REQUIRE(trace.placement.sops.size() == 2);  // tokens, hist
+  CHECK(trace.decoded.back()[1][1] == "62");
+  CHECK(trace.decoded.back()[1][62] == "62");
+  // one bos zero, the four digits, the count's scratch and its four tied dimensions.
+  CHECK(r.model.config.n_embd == 12);
+}
+
 TEST_CASE("scratch output: where it cannot hold, the one-hot (or the number group) stays") {
   const ProgramFile f = load_program("hist");
   const std::vector<Value> letters = parse_vocabulary(f.header.vocab_text);
-  // Counts that print as input tokens: the token "3" is an input row, which cannot also read the scratch.
-  CompileResult digits = compile_program(f.program, test_options(parse_vocabulary("1234"), 5, Mode::Bidirectional));
-  CHECK(has_label(digits.model, "hist:3"));
-  CHECK(digits.report.mismatches == 0);
-  // Without LayerNorm the logits would need A itself to carry the margin (ln_f's gain does here).
-  CompileOptions plain = test_options(letters, 5, Mode::Bidirectional);
-  plain.layer_norm = false;
-  CHECK(has_label(compile_program(f.program, plain).model, "hist:3"));
+  // Without LayerNorm the logits would need A itself to carry the margin (ln_f's gain does here),
+  // and tied tokens ln_f's signed gains.
+  for (const char* vocab : {"abcd", "1234"}) {
+    CompileOptions plain = test_options(parse_vocabulary(vocab), 5, Mode::Bidirectional);
+    plain.layer_norm = false;
+    const CompileResult r = compile_program(f.program, plain);
+    CHECK(has_label(r.model, "hist:3"));
+    CHECK(r.report.mismatches == 0);
+  }
   // A count something else reads: its block's MLP writes what the reader needs.
   const Program plus_one = program_from_text("hist = selector_width(select(tokens, tokens, ==));\nnext = hist + 1;\nnext;\n");
   const CompileResult read = compile_program(plus_one, test_options(letters, 5, Mode::Bidirectional));

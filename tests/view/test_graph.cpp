@@ -24,18 +24,20 @@ TEST_CASE("view: the s-op graph's arrows are the circuit's edges") {
   CompileOptions o = test_options(parse_vocabulary("1234"), 4, Mode::Bidirectional);
   o.source_text = f.source->text;
   o.verify = false;
+  o.layer_norm = false;
   const Model model = compile_program(f.program, o).model;
   CpuBackend backend(model);
   const std::string page = view_page(model, backend, with_bos(model, parse_model_input(model, "1221")), "hist");
-  // Over the digits (the counts print as input tokens: an MLP writes hist's one-hot,
+  // Without LayerNorm (an MLP writes hist's one-hot; under it the unembedding reads the scratch,
   // compiler/constructions/scratch_output.cpp): tokens -> hist's scratch (the head compares
   // tokens), scratch -> hist (the MLP reads it); no arrow from tokens to hist: the MLP reads no
   // token dimension.
   CHECK(count_of(page, "<path class=\"sop-edge\"") == 2);
   CHECK(page.find("written by blocks.0.attn.hook_z[0]") != std::string::npos);
   CHECK(page.find("written by blocks.0.hook_mlp_out") != std::string::npos);
-  // Over letters the head writes hist itself (its 1/(w+1), which the unembedding reads): one arrow.
+  // Under LayerNorm the head writes hist itself (its 1/(w+1), which the unembedding reads): one arrow.
   o.vocab = parse_vocabulary(f.header.vocab_text);
+  o.layer_norm = true;
   const Model short_model = compile_program(f.program, o).model;
   CpuBackend short_backend(short_model);
   const std::string short_page =

@@ -23,13 +23,13 @@ const SopProbe& probe_of(const std::vector<SopProbe>& probes, const std::string&
 
 TEST_CASE("probes: a compiled model's s-ops are read exactly from the stage that completes them") {
   const ProgramFile f = load_program("hist");
-  // Over the digits, whose counts print as input tokens, an MLP writes hist's one-hot. (Over
-  // letters the unembedding reads hist from its head's 1/(w+1), compiler/constructions/
-  // scratch_output.cpp: one number, which a linear read onto the counts' one-hot does not recover
-  // exactly; the test below.)
+  // Without LayerNorm an MLP writes hist's one-hot. (Under it the unembedding reads hist from its
+  // head's 1/(w+1), compiler/constructions/scratch_output.cpp: one number, which a linear read onto
+  // the counts' one-hot does not recover exactly; the test below.)
   CompileOptions o = test_options(parse_vocabulary("1234"), 6, Mode::Bidirectional);
   o.source_text = f.source->text;  // the model keeps its program, which the probes evaluate
   o.verify = false;
+  o.layer_norm = false;
   const Model model = compile_program(f.program, o).model;
   CpuBackend backend(model);
   const std::vector<SopProbe> probes = probe_sops(model, backend);
