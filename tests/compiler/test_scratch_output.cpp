@@ -28,6 +28,23 @@ int used_units(const Model& model) {
   return used;
 }
 
+// hist's closest counts at max length 62, 62 against 61, at the first position of `same` repeated
+// 62 times and of `other` 61 times then `same`: the right count with a margin of 40 sigma_nominal
+// / sigma (scratch_output.cpp). The inputs of one token repeated hold the closest pairs.
+void check_closest_counts(const Model& model, Backend& backend, int same, int other) {
+  std::vector<int> repeated(62, same), one_off(62, other);
+  one_off.back() = same;
+  const PositionOutputs all = run_positions(backend, model, repeated);
+  CHECK(all.values.front() == "62");
+  CHECK(all.margins.front() > 39.5);
+  CHECK(all.margins.front() < 41.0);
+  const PositionOutputs near = run_positions(backend, model, one_off);
+  CHECK(near.values.front() == "61");
+  CHECK(near.values.back() == "1");
+  CHECK(near.margins.front() > 39.5);
+  CHECK(near.margins.front() < 41.0);
+}
+
 }  // namespace
 
 TEST_CASE("scratch output: hist and a count that can be 0 are read from the head's 1/(w+1)") {
@@ -67,9 +84,8 @@ TEST_CASE("scratch output: hist and a count that can be 0 are read from the head
 }
 
 TEST_CASE("scratch output: at max length 62 the closest counts keep a margin of 40") {
-  // The inputs of one token repeated are the closest pairs (62 against 61) and sampled
-  // verification rarely draws them, so they are run here. The margin is 40 sigma_nominal / sigma
-  // (40.19 measured: s = 1/63 moves sigma little) and float32 moved it by 0.03 (scratch_output.cpp).
+  // The margin is 40 sigma_nominal / sigma (40.19 measured: s = 1/63 moves sigma little) and
+  // float32 moved it by 0.03 (scratch_output.cpp).
   const ProgramFile f = load_program("hist");
   CompileOptions o = test_options(parse_vocabulary(f.header.vocab_text), 62, Mode::Bidirectional);
   o.verify = false;
@@ -77,18 +93,9 @@ TEST_CASE("scratch output: at max length 62 the closest counts keep a margin of 
   REQUIRE_FALSE(has_label(r.model, "hist:1"));
   CpuBackend backend(r.model);
   const int a = r.model.token_id("a"), b = r.model.token_id("b");
-  std::vector<int> same(62, a), one_off(62, a), halves(62, a);
-  one_off.back() = b;
+  check_closest_counts(r.model, backend, b, a);
+  std::vector<int> halves(62, a);
   for (size_t i = 31; i < halves.size(); ++i) halves[i] = b;
-  const PositionOutputs all_a = run_positions(backend, r.model, same);
-  CHECK(all_a.values.front() == "62");
-  CHECK(all_a.margins.front() > 39.5);
-  CHECK(all_a.margins.front() < 41.0);
-  const PositionOutputs near = run_positions(backend, r.model, one_off);
-  CHECK(near.values.front() == "61");
-  CHECK(near.values.back() == "1");
-  CHECK(near.margins.front() > 39.5);
-  CHECK(near.margins.front() < 41.0);
   const PositionOutputs split = run_positions(backend, r.model, halves);
   CHECK(split.values.front() == "31");
   CHECK(split.values.back() == "31");
@@ -126,17 +133,9 @@ TEST_CASE("scratch output: counts that print as input tokens read the scratch th
   o.verify = false;
   const CompileResult r = compile_program(f.program, o);
   CpuBackend backend(r.model);
-  const int one = r.model.token_id("1"), three = r.model.token_id("3");
-  std::vector<int> ones(62, one), one_off(62, three);
-  one_off.back() = one;
-  const PositionOutputs all = run_positions(backend, r.model, ones);
-  CHECK(all.values.front() == "62");
-  CHECK(all.margins.front() > 39.5);
-  CHECK(all.margins.front() < 41.0);
-  const PositionOutputs near = run_positions(backend, r.model, one_off);
-  CHECK(near.values.front() == "61");
-  CHECK(near.values.back() == "1");
-  CHECK(near.margins.front() > 39.5);
+  const int one = r.model.token_id("1");
+  check_closest_counts(r.model, backend, one, r.model.token_id("3"));
+  const std::vector<int> ones(62, one);
   // The trace decodes the scratch, which also holds the digit's own tiny entry (2e-6 s): 62 to
   // within the 1e-3 of a number, which the reading snaps to.
   std::vector<int> sequence{r.model.bos_id};
