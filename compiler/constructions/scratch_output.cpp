@@ -134,10 +134,10 @@ void write_tied_rows(const LowerContext& ctx, const std::vector<double>& levels,
 
 void write_scratch_output(const LowerContext& ctx, double lnf_sigma, Lowered& out) {
   const NodeId id = ctx.program.output;
-  const int scratch = ctx.allocation.scratch.at(id);
   std::vector<double> levels;
   const double delta = scratch_gap(ctx.info(id).values, &levels);
   if (ctx.allocation.scratch_partner >= 0) return write_tied_rows(ctx, levels, delta, lnf_sigma, out);
+  const int scratch = ctx.allocation.scratch.at(id);
   const double A = 0.08 / (delta * delta);
   for (size_t i = 0; i < levels.size(); ++i) {
     const double s = levels[i];
