@@ -82,12 +82,22 @@ TEST_CASE("cuda: every compiled program of programs/ runs the same on CPU and CU
     auto cuda = make_backend(model, Device::Cuda);
     const auto batch = random_inputs(model, options.vocab, rng);
     ForwardOptions capture;
-    capture.capture_residual = capture.capture_attention = true;
+    capture.capture_residual = capture.capture_attention = capture.capture_last_resid = true;
     const ForwardResult on_cuda = cuda->forward(batch, capture), on_cpu = cpu->forward(batch, capture);
     REQUIRE(on_cuda.lengths == on_cpu.lengths);
     require_close(on_cuda.logits, on_cpu.logits, path + ": logits");
     require_close(on_cuda.residual, on_cpu.residual, path + ": residual stream");
     require_close(on_cuda.attention, on_cpu.attention, path + ": attention patterns");
+    // The stream before ln_f alone, where verification reads a numerical output, at every real
+    // position (a padded row's is each forward's own).
+    auto real_rows = [](const ForwardResult& r) {
+      std::vector<float> rows;
+      for (int b = 0; b < r.batch; ++b)
+        for (int t = 0; t < r.lengths[size_t(b)]; ++t)
+          rows.insert(rows.end(), r.last_resid_at(b, t), r.last_resid_at(b, t) + r.n_embd);
+      return rows;
+    };
+    require_close(real_rows(on_cuda), real_rows(on_cpu), path + ": the stream before ln_f");
     if (model.config.causal) {
       auto cpu_decoder = cpu->decoder();
       auto cuda_decoder = cuda->decoder();
