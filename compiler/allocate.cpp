@@ -52,8 +52,7 @@ bool needs_pad(const Program& program, const Inference& inference, const Schedul
   if (!heads || schedule.embedded || !tokens_read) return true;
   const bool output_onehot = info.encoding == Encoding::Categorical && schedule.materialised[size_t(out)] &&
                              inference.numbers.of(out) == NumberRole::None;
-  return output_onehot && std::any_of(info.values.begin(), info.values.end(),
-                                      [&](const Value& v) { return prints_as_symbol(v, options); });
+  return output_onehot && some_value_prints_as_symbol(info.values, options);
 }
 
 }  // namespace
@@ -158,8 +157,7 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     if (counts_keys(node)) a.scratch[id] = add(name + ".scratch");
     // A count read from its scratch whose values print as input tokens: the pairs the tied rows
     // need (constructions/scratch_output.cpp).
-    if (id == program.output && schedule.output_from_scratch &&
-        std::any_of(info.values.begin(), info.values.end(), [&](const Value& v) { return prints_as_symbol(v, options); })) {
+    if (id == program.output && schedule.output_from_scratch && some_value_prints_as_symbol(info.values, options)) {
       a.scratch_partner = add(name + ".unembed");
       a.scratch_constant = add(name + ".unembed.one");
       a.scratch_constant_partner = add(name + ".unembed.-one");

@@ -532,6 +532,8 @@ std::string number_output_why();
 // Whether `v` prints as one of the input symbols: an output value's token is then an input token
 // too, whose embedding row is also its unembedding row.
 bool prints_as_symbol(const Value& v, const CompileOptions& options);
+// Whether one of `values` does.
+bool some_value_prints_as_symbol(const std::vector<Value>& values, const CompileOptions& options);
 
 // Whether the output is a selector width of few enough values that the unembedding reads it from
 // the 1/(w+1) its head writes (constructions/scratch_output.cpp: no one-hot, no MLP), and why.

@@ -19,6 +19,17 @@ bool prints_as_symbol(const Value& v, const CompileOptions& options) {
   return false;
 }
 
+bool some_value_prints_as_symbol(const std::vector<Value>& values, const CompileOptions& options) {
+  return std::any_of(values.begin(), values.end(), [&](const Value& v) { return prints_as_symbol(v, options); });
+}
+
+void set_paired_lnf_gains(const LowerContext& ctx, const std::vector<int>& plus, const std::vector<int>& minus,
+                          double gain, Lowered& out) {
+  out.lnf_gains.assign(size_t(ctx.width), 0.0);
+  for (int dim : plus) out.lnf_gains[size_t(dim)] = gain;
+  for (int dim : minus) out.lnf_gains[size_t(dim)] = -gain;
+}
+
 bool LowerContext::is_output_token(const Value& v) const {
   return info(program.output).encoding == Encoding::Categorical && prints_as_symbol(v, options);
 }

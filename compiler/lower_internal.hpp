@@ -108,6 +108,10 @@ HeadScores prefix_mean_scores(const LowerContext& ctx, int part);
 void write_position_digits(const LowerContext& ctx, Lowered& out);
 // Writes the output's embedded map into the embeddings' rows (constructions/embedded_map.cpp).
 void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out);
+// ln_f's gains for tied tokens' pairs (constructions/embedded_map.cpp, scratch_output.cpp): `gain`
+// on the dimensions of `plus`, -`gain` on those of `minus`, 0 on every other.
+void set_paired_lnf_gains(const LowerContext& ctx, const std::vector<int>& plus, const std::vector<int>& minus,
+                          double gain, Lowered& out);
 // Writes the output tokens' rows that read a width output's number group (constructions/number_output.cpp).
 void write_number_output(const LowerContext& ctx, Lowered& out);
 // Writes the output tokens' rows that read a width output's scratch (constructions/scratch_output.cpp);

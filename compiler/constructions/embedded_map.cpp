@@ -155,10 +155,7 @@ void write_tied_rows(const LowerContext& ctx, const EmbeddedMap& map, const Entr
   // The smallest gap between the right token's score and another's is 1/(L + 2)^2 before ln_f's
   // 1/sigma and g: g makes it at least 50 at every row.
   const double gap = 1.0 / double((deepest + 2) * (deepest + 2));
-  const double g = 50.0 * widest / gap;
-  out.lnf_gains.assign(size_t(ctx.width), 0.0);
-  for (int dim : own) out.lnf_gains[size_t(dim)] = g;
-  for (int dim : partner) out.lnf_gains[size_t(dim)] = -g;
+  set_paired_lnf_gains(ctx, own, partner, 50.0 * widest / gap, out);
 }
 
 }  // namespace

@@ -122,12 +122,8 @@ void write_tied_rows(const LowerContext& ctx, const std::vector<double>& levels,
                            {a.scratch_constant_partner, constant}});
     if (token <= ctx.options.vocab.size()) row.push_back({a.scratch_balance, -2.0 * (along + constant)});  // an input row
   }
-  const double gain = 40.0 * lnf_sigma / (kTiedScale * delta * delta);
-  out.lnf_gains.assign(size_t(ctx.width), 0.0);
-  out.lnf_gains[size_t(scratch)] = gain;
-  out.lnf_gains[size_t(a.scratch_constant)] = gain;
-  out.lnf_gains[size_t(a.scratch_partner)] = -gain;
-  out.lnf_gains[size_t(a.scratch_constant_partner)] = -gain;
+  set_paired_lnf_gains(ctx, {scratch, a.scratch_constant}, {a.scratch_partner, a.scratch_constant_partner},
+                       40.0 * lnf_sigma / (kTiedScale * delta * delta), out);
 }
 
 }  // namespace
