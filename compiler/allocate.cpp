@@ -5,8 +5,8 @@
 //   bos          the BOS token (the token one-hot's extra value), kTokenAmplitude at BOS. Models
 //                with heads (their BOS terms read it).
 //   pad          the second entry of every embedding row that has no output value (lower.cpp), where
-//                some input rows have one (needs_pad below); models of no blocks with a
-//                categorical output.
+//                some input rows have one and others not (token_rows below); models of no blocks
+//                with a categorical output.
 //   zero         (LayerNorm, models with blocks) never written: reading x_j - x_zero after
 //                LayerNorm cancels its mean
 //   anchor       (LayerNorm, a numerical value where a block's LayerNorm is read) kAnchor
@@ -37,22 +37,43 @@ namespace raspc::compiler {
 
 namespace {
 
-// Whether the token rows need `pad` to keep equal sums (lower.cpp writes them). An input row is its
+// How the token rows keep equal sums (lower.cpp writes them): whether they need `pad`, and how many
+// entries of e each row has (Allocation::token_row_entries). An input row is its
 // token's one-hot at e and, where the token prints as an output value with a one-hot, that value's
-// dimension at e too: where some input rows have that second entry, the others have it in `pad`.
-// Where none has (hist's counts are no letters; a numerical output), every input row is its one
-// entry and BOS's row its `bos`, all alike without `pad`. A program that never reads the tokens
-// (its input rows are `pad`), a model without heads (no `bos`: BOS's row is `pad`), an embedded
-// map (its rows' own pads) and a model of no blocks with a categorical output keep it.
-bool needs_pad(const Program& program, const Inference& inference, const Schedule& schedule,
-               const CompileOptions& options, bool heads, bool tokens_read) {
+// dimension at e too. Where none has (hist's counts are no letters; a numerical output), every
+// input row is its one entry and BOS's row its `bos`, all alike without `pad`. Where every input row
+// has that second entry (every symbol is an output value: shifts, reverse, sort), BOS's row is
+// {bos 2e}, which the heads read exactly (lower.cpp simulates BOS), and a row of an output value
+// that is no input symbol takes its second entry in `zero`, which no position writes: `pad` would
+// be a second such dimension. Without LayerNorm there is no `zero`, so such rows keep `pad`.
+// Where only some input rows have the second entry, the others have it in `pad`. A program that
+// never reads the tokens (its input rows are `pad`), a model without heads (no `bos`: BOS's row is
+// `pad`), an embedded map (its rows' own pads) and a model of no blocks with a categorical output
+// keep it.
+struct TokenRows {
+  bool pad;
+  int entries;
+};
+
+TokenRows token_rows(const Program& program, const Inference& inference, const Schedule& schedule,
+                     const CompileOptions& options, bool heads, bool tokens_read) {
   const NodeId out = program.output;
   const SopInfo& info = inference.info[size_t(out)];
-  if (schedule.blocks == 0) return info.encoding == Encoding::Categorical;
-  if (!heads || schedule.embedded || !tokens_read) return true;
+  if (schedule.blocks == 0) {
+    const bool categorical = info.encoding == Encoding::Categorical;
+    return {categorical, categorical ? 2 : 1};
+  }
+  if (!heads || schedule.embedded || !tokens_read) return {true, 2};
   const bool output_onehot = info.encoding == Encoding::Categorical && schedule.materialised[size_t(out)] &&
                              inference.numbers.of(out) == NumberRole::None;
-  return output_onehot && some_value_prints_as_symbol(info.values, options);
+  if (!output_onehot || !some_value_prints_as_symbol(info.values, options)) return {false, 1};
+  const bool every_symbol_out = std::all_of(options.vocab.begin(), options.vocab.end(), [&](const Value& symbol) {
+    return std::any_of(info.values.begin(), info.values.end(),
+                       [&](const Value& v) { return to_display(v) == to_display(symbol); });
+  });
+  const bool output_only = !std::all_of(info.values.begin(), info.values.end(),
+                                        [&](const Value& v) { return prints_as_symbol(v, options); });
+  return {!every_symbol_out || (output_only && !options.layer_norm), 2};
 }
 
 }  // namespace
@@ -77,7 +98,9 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id)
     tokens_read = tokens_read || (inference.info[size_t(id)].needed && program.node(id).kind == NodeKind::Tokens &&
                                   !(schedule.embedded && id == schedule.embedded->source));
-  if (needs_pad(program, inference, schedule, options, heads, tokens_read)) a.pad = add("pad");
+  const TokenRows rows = token_rows(program, inference, schedule, options, heads, tokens_read);
+  if (rows.pad) a.pad = add("pad");
+  a.token_row_entries = rows.entries;
   // The last residual stage a block's LayerNorm is read at: 2b by the heads of blocks.b (ln_1),
   // 2b+1 by its MLP (ln_2); -1 where nothing is read. (The schedule has heads and mlps for each block.)
   int last_read = -1;

@@ -558,6 +558,9 @@ struct Allocation {
   std::vector<std::string> labels;
   int one = -1, bos = -1, pad = -1, zero = -1, anchor = -1;
   double one_value = 1.0;  // what `one` holds at every position
+  // Entries of kTokenAmplitude in every token embedding row: 2 (the input one-hot or `bos`, and an
+  // output value's dimension, `pad` or `zero`) or 1 (the one-hot alone). allocate.cpp's token_rows.
+  int token_row_entries = 2;
   std::map<NodeId, std::vector<int>> onehot;  // categorical s-op -> a dimension per value
   // An embedded map with tied tokens: the partner of each output value's dimension, by value index
   // (constructions/embedded_map.cpp).
@@ -586,7 +589,7 @@ struct Allocation {
 };
 
 // Amplitude of the token one-hot and of the pad/output entries of the token embeddings (lower.cpp:
-// every embedding row has as many entries of this size, two or, without `pad`, one, so the tied
+// every embedding row has as many entries of this size, Allocation::token_row_entries, so the tied
 // unembedding is fair).
 constexpr double kTokenAmplitude = 0.1;
 // The constant anchor dimension that keeps LayerNorm's scale steady when numerical values vary.

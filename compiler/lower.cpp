@@ -179,8 +179,8 @@ namespace {
 // categorical s-op written by then one-hot, every numerical one 0).
 std::pair<double, double> nominal_moments(const LowerContext& ctx, int t) {
   const double one = ctx.allocation.one >= 0 ? ctx.allocation.one_value : 0.0;
-  // A token row's entries of kTokenAmplitude: its one-hot and, with `pad`, its second (allocate.cpp).
-  const double entries = ctx.allocation.pad >= 0 ? 2.0 : 1.0;
+  // A token row's entries of kTokenAmplitude: its one-hot and, where it has one, its second (allocate.cpp).
+  const double entries = ctx.allocation.token_row_entries;
   double sum = one + entries * kTokenAmplitude, square = one * one + entries * kTokenAmplitude * kTokenAmplitude;
   if (ctx.allocation.anchor >= 0) sum += kAnchor, square += kAnchor * kAnchor;
   if (!ctx.allocation.log_position.empty()) square += 2.0;  // u^2 + u^2 + y^2 + y^2, in the embedding
@@ -262,11 +262,11 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
   const NodeId output = program.output;
   const bool categorical_output = inference.info[size_t(output)].encoding == Encoding::Categorical;
 
-  // Embeddings. Every token row has exactly two entries of kTokenAmplitude: its input one-hot (or
-  // BOS) and, for a symbol the output can take, the output dimension, else `pad`; or, where no
-  // input row has an output dimension (allocate.cpp's needs_pad), its one-hot alone. Equal rows
-  // sums make ln_f's mean shift the same for every logit, and the input one-hot's small size keeps
-  // an input token's logit well below the output's.
+  // Embeddings. Every token row has Allocation::token_row_entries entries of kTokenAmplitude: two,
+  // its input one-hot (or BOS) and, for a symbol the output can take, the output dimension, else
+  // `pad`; or, where no input row has an output dimension (allocate.cpp's token_rows), its one-hot
+  // alone. Equal rows sums make ln_f's mean shift the same for every logit, and the input one-hot's
+  // small size keeps an input token's logit well below the output's.
   const double e = kTokenAmplitude;
   out.wte.assign(out.vocab.size(), {});
   // (Bookkeeping dimensions a model does not read are absent, -1: allocate.cpp. Their entries go.)
@@ -274,9 +274,17 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     row.erase(std::remove_if(row.begin(), row.end(), [](const auto& entry) { return entry.first < 0; }), row.end());
     return row;
   };
-  // BOS's row sums to 2e like every other; without `bos` (no head reads it) both entries are pad's,
-  // or BOS's logit would sit above an input token's by the mean LayerNorm takes off.
-  out.wte[0] = present({{allocation.bos >= 0 ? allocation.bos : allocation.pad, e}, {allocation.pad, e}});
+  // BOS's row sums to as much as every other; without `bos` (no head reads it) both entries are
+  // pad's, or BOS's logit would sit above an input token's by the mean LayerNorm takes off. Where
+  // every input row has two entries and there is no `pad`, `bos` holds both: BOS's logits are never
+  // read, and the heads read BOS as it is (lower_head.cpp).
+  if (allocation.pad >= 0)
+    out.wte[0] = present({{allocation.bos >= 0 ? allocation.bos : allocation.pad, e}, {allocation.pad, e}});
+  else
+    out.wte[0] = present({{allocation.bos, allocation.token_row_entries * e}});
+  // An output value that is no input symbol: its row's other entry, a dimension nothing writes
+  // (none where the rows have one entry each).
+  const int no_input = allocation.pad >= 0 ? allocation.pad : allocation.token_row_entries == 2 ? allocation.zero : -1;
   const std::vector<int>* output_dims = nullptr;
   if (categorical_output && allocation.onehot.count(output)) output_dims = &allocation.onehot.at(output);
   auto output_dim_of = [&](const std::string& text) -> int {
@@ -297,7 +305,7 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
       }
       if (row.empty()) row.push_back({allocation.pad, e});  // a program that never reads tokens
     } else {
-      row.push_back({allocation.pad, e});  // an output-only value: never an input
+      row.push_back({no_input, e});  // an output-only value: never an input
     }
     int od = output_dim_of(out.vocab[t]);
     // An output read as a number has no one-hot: its tokens' rows are written below.

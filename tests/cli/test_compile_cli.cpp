@@ -170,7 +170,7 @@ TEST_CASE("demo cli: aab, the hand-set model beside the compiled one") {
   // Where the program is, by TransformerLens's names and the source's.
   CHECK(r.out.find("  blocks.0.attn: previous (aab.rasp:") != std::string::npos);
   CHECK(r.out.find("  blocks.0.mlp: next_token (aab.rasp:") != std::string::npos);
-  CHECK(r.out.find("  FLOPs per token               783       3,656\n") != std::string::npos);
+  CHECK(r.out.find("  FLOPs per token               783       3,318\n") != std::string::npos);
   CHECK(r.out.find("  completion of \"a\"      abaabaabaa  aabaabaaba\n") != std::string::npos);
   // No raw metadata JSON, and the last line is the view command.
   CHECK(r.out.find("{\"") == std::string::npos);

@@ -143,23 +143,23 @@ TEST_CASE("inspect summarises aab in a screen") {
   CHECK(r.code == 0);
   CHECK(r.out ==
         "model: aab.safetensors\n"
-        "config: 1 layer, 1 head, n_embd 17 (d_head 17), MLP 4, vocabulary 3, positions 7 (BOS included), LayerNorm, GELU, causal\n"
-        "parameters: 1653; FLOPs per token: 3804 (at 7 positions)\n"
+        "config: 1 layer, 1 head, n_embd 16 (d_head 16), MLP 4, vocabulary 3, positions 7 (BOS included), LayerNorm, GELU, causal\n"
+        "parameters: 1492; FLOPs per token: 3458 (at 7 positions)\n"
         "vocabulary: <bos> a b (BOS <bos>)\n"
-        "residual (17): one bos pad zero tokens:a tokens:b indices.x indices.-x indices.x2 indices.-x2 indices.y ... 6 more\n"
+        "residual (16): one bos zero tokens:a tokens:b indices.x indices.-x indices.x2 indices.-x2 indices.y ... 6 more\n"
         "layer 0\n"
         "  head 0: previous = aggregate over shift(tokens, 1, \"_\") (aab.rasp:19:12)\n"
-        "    W_QK: 5 of 17 rows x 4 of 17 columns not all zero\n"
+        "    W_QK: 5 of 16 rows x 4 of 16 columns not all zero\n"
         "      rows: one bos zero indices.x indices.x2\n"
         "      columns: bos zero indices.x indices.x2\n"
-        "    W_OV: 4 of 17 rows x 3 of 17 columns not all zero\n"
+        "    W_OV: 4 of 16 rows x 3 of 16 columns not all zero\n"
         "      rows: bos zero tokens:a tokens:b\n"
         "      columns: previous:_ previous:a previous:b\n"
         "  MLP: 4 of 4 units used: previous=_ tokens=a,previous=a tokens=b,previous=a previous=b\n"
-        "    W_in: 7 of 17 rows x 4 of 4 columns not all zero\n"
+        "    W_in: 7 of 16 rows x 4 of 4 columns not all zero\n"
         "      rows: one zero tokens:a tokens:b previous:_ previous:a previous:b\n"
         "      columns: previous=_ tokens=a,previous=a tokens=b,previous=a previous=b\n"
-        "    W_out: 4 of 4 rows x 2 of 17 columns not all zero\n"
+        "    W_out: 4 of 4 rows x 2 of 16 columns not all zero\n"
         "      rows: previous=_ tokens=a,previous=a tokens=b,previous=a previous=b\n"
         "      columns: next_token:a next_token:b\n"
         "verification: 126 inputs (every input up to length 6), 0 mismatches, minimum logit margin 40.00\n"
@@ -167,8 +167,8 @@ TEST_CASE("inspect summarises aab in a screen") {
   CommandResult json = raspc_cli("inspect " + model + " --json");
   CHECK(json.code == 0);
   const nlohmann::json summary = nlohmann::json::parse(json.out);
-  CHECK(summary["config"]["n_embd"] == 17);
-  CHECK(summary["residual_labels"].size() == 17);
+  CHECK(summary["config"]["n_embd"] == 16);
+  CHECK(summary["residual_labels"].size() == 16);
   CHECK(summary["layers"][0]["heads"][0]["sop"] == "previous");
   CHECK(summary["layers"][0]["heads"][0]["at"] == "aab.rasp:19:12");
   CHECK(summary["layers"][0]["mlp"]["out"]["columns"] == nlohmann::json({"next_token:a", "next_token:b"}));

@@ -276,6 +276,49 @@ TEST_CASE("allocate labels every residual dimension") {
   CHECK(r.model.config.n_layer == 1);
 }
 
+TEST_CASE("allocate: `pad` only where some token rows have an output entry and others not") {
+  // A token row's entries, dimension label -> value (allocate.cpp's token_rows, lower.cpp).
+  auto row = [](const Model& model, int token) {
+    std::map<std::string, float> entries;
+    const int C = model.config.n_embd;
+    for (int c = 0; c < C; ++c)
+      if (float w = model.w.wte[size_t(token) * size_t(C) + size_t(c)]; w != 0.0f)
+        entries[c < int(model.residual_labels.size()) ? model.residual_labels[size_t(c)] : "?"] = w;
+    return entries;
+  };
+  auto has_pad = [](const Model& model) { return has_label(model, "pad"); };
+  const float e = float(compiler::kTokenAmplitude);
+  // Every symbol is an output value (a shift of the tokens): each input row holds its one-hot and
+  // its output dimension, BOS's row `bos` twice over, and no row needs `pad`.
+  const CompileOptions ab = test_options(parse_vocabulary("ab"), 6, Mode::Bidirectional);
+  const CompileResult shift = compile_program(program_from_text("aggregate(select(indices, indices - 1, ==), tokens, \"a\");"), ab);
+  CHECK(shift.report.mismatches == 0);
+  CHECK_FALSE(has_pad(shift.model));
+  CHECK(row(shift.model, shift.model.bos_id) == std::map<std::string, float>{{"bos", 2 * e}});
+  CHECK(row(shift.model, shift.model.token_id("b")) == std::map<std::string, float>{{"tokens:b", e}, {"aggregate#5:b", e}});
+  // A filler that is no input symbol: its row's second entry is `zero`, which no position writes.
+  const CompileResult filled = compile_program(program_from_text("aggregate(select(indices, indices - 1, ==), tokens, \"_\");"), ab);
+  CHECK(filled.report.mismatches == 0);
+  CHECK(filled.report.min_logit_margin > 39);
+  CHECK_FALSE(has_pad(filled.model));
+  CHECK(row(filled.model, filled.model.token_id("_")) == std::map<std::string, float>{{"zero", e}, {"aggregate#5:_", e}});
+  // Without LayerNorm there is no `zero`: that row keeps `pad`.
+  CompileOptions plain = ab;
+  plain.layer_norm = false;
+  plain.activation = Activation::Relu;
+  const CompileResult unnormed = compile_program(program_from_text("aggregate(select(indices, indices - 1, ==), tokens, \"_\");"), plain);
+  CHECK(unnormed.report.mismatches == 0);
+  CHECK(has_pad(unnormed.model));
+  // A symbol the output never takes ("c"): its row's second entry is `pad`, beside rows that hold
+  // an output dimension.
+  const CompileResult partial = compile_program(
+      program_from_text("aggregate(select(indices, indices - 1, ==), \"a\" if tokens == \"c\" else tokens, \"a\");"),
+      test_options(parse_vocabulary("abc"), 6, Mode::Bidirectional));
+  CHECK(partial.report.mismatches == 0);
+  CHECK(has_pad(partial.model));
+  CHECK(row(partial.model, partial.model.token_id("c")) == std::map<std::string, float>{{"tokens:c", e}, {"pad", e}});
+}
+
 TEST_CASE("allocate: output values that print alike (the number 0, the string \"0\") are one token") {
   // Found by the compiler fuzz target: sort over the vocabulary 0 a has the string "0" among its
   // outputs and the number 0 as the default of a select it cannot prove total. The tied
