@@ -4,9 +4,9 @@
 //                -kAnchor where there is an anchor (below). Models with blocks.
 //   bos          the BOS token (the token one-hot's extra value), kTokenAmplitude at BOS. Models
 //                with heads (their BOS terms read it).
-//   pad          the second entry of every embedding row that has no output value (lower.cpp), where
-//                some input rows have one and others not (token_rows below); models of no blocks
-//                with a categorical output.
+//   pad          the second entry of an embedding row that has no output value (lower.cpp), where
+//                some input rows have one and others not, where no input row reads a token, and
+//                in models of no blocks with a categorical output (token_rows below).
 //   zero         (LayerNorm, models with blocks) never written: reading x_j - x_zero after
 //                LayerNorm cancels its mean
 //   anchor       (LayerNorm, a numerical value where a block's LayerNorm is read) kAnchor
@@ -38,18 +38,19 @@ namespace raspc::compiler {
 namespace {
 
 // How the token rows keep equal sums (lower.cpp writes them): whether they need `pad`, and how many
-// entries of e each row has (Allocation::token_row_entries). An input row is its
-// token's one-hot at e and, where the token prints as an output value with a one-hot, that value's
-// dimension at e too. Where none has (hist's counts are no letters; a numerical output), every
-// input row is its one entry and BOS's row its `bos`, all alike without `pad`. Where every input row
-// has that second entry (every symbol is an output value: shifts, reverse, sort), BOS's row is
-// {bos 2e}, which the heads read exactly (lower.cpp simulates BOS), and a row of an output value
-// that is no input symbol takes its second entry in `zero`, which no position writes: `pad` would
-// be a second such dimension. Without LayerNorm there is no `zero`, so such rows keep `pad`.
-// Where only some input rows have the second entry, the others have it in `pad`. A program that
-// never reads the tokens (its input rows are `pad`), a model without heads (no `bos`: BOS's row is
-// `pad`), an embedded map (its rows' own pads) and a model of no blocks with a categorical output
-// keep it.
+// entries of e each row has (Allocation::token_row_entries). An input row is its token's one-hot at
+// e and, where the token prints as an output value with a one-hot, that value's dimension at e too.
+// - Where no input row has that second entry (hist's counts are no letters; a numerical output),
+//   every row is one entry.
+// - Where every input row has it (every symbol is an output value: shifts, reverse, sort), every
+//   row is two, and a row of an output value that is no input symbol takes its second entry in
+//   `zero`, which no position writes (`pad` would be a second such dimension).
+// - Where only some input rows have it, the others have it in `pad`.
+// BOS's row is its entries in `bos`, which the heads read as it is (lower.cpp simulates BOS); in a
+// model without heads, which never reads BOS's stream, in `zero`.
+// Without LayerNorm there is no `zero`, so those rows keep `pad`. A program that never reads the
+// tokens (its input rows are `pad`), an embedded map (its rows' own pads) and a model of no blocks
+// with a categorical output keep it too.
 struct TokenRows {
   bool pad;
   int entries;
@@ -63,17 +64,20 @@ TokenRows token_rows(const Program& program, const Inference& inference, const S
     const bool categorical = info.encoding == Encoding::Categorical;
     return {categorical, categorical ? 2 : 1};
   }
-  if (!heads || schedule.embedded || !tokens_read) return {true, 2};
+  const bool zero = options.layer_norm;  // a model with blocks has `zero` where it has LayerNorm
+  if (schedule.embedded || !tokens_read || (!heads && !zero)) return {true, 2};
   const bool output_onehot = info.encoding == Encoding::Categorical && schedule.materialised[size_t(out)] &&
                              inference.numbers.of(out) == NumberRole::None;
-  if (!output_onehot || !some_value_prints_as_symbol(info.values, options)) return {false, 1};
-  const bool every_symbol_out = std::all_of(options.vocab.begin(), options.vocab.end(), [&](const Value& symbol) {
+  if (!output_onehot) return {false, 1};
+  const auto tied = std::count_if(options.vocab.begin(), options.vocab.end(), [&](const Value& symbol) {
     return std::any_of(info.values.begin(), info.values.end(),
                        [&](const Value& v) { return to_display(v) == to_display(symbol); });
   });
+  if (tied == 0) return {false, 1};
+  if (size_t(tied) < options.vocab.size()) return {true, 2};
   const bool output_only = !std::all_of(info.values.begin(), info.values.end(),
                                         [&](const Value& v) { return prints_as_symbol(v, options); });
-  return {!every_symbol_out || (output_only && !options.layer_norm), 2};
+  return {output_only && !zero, 2};
 }
 
 }  // namespace

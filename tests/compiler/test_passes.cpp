@@ -276,7 +276,7 @@ TEST_CASE("allocate labels every residual dimension") {
   CHECK(r.model.config.n_layer == 1);
 }
 
-TEST_CASE("allocate: `pad` only where some token rows have an output entry and others not") {
+TEST_CASE("allocate: `pad` only where an embedding row needs it") {
   // A token row's entries, dimension label -> value (allocate.cpp's token_rows, lower.cpp).
   auto row = [](const Model& model, int token) {
     std::map<std::string, float> entries;
@@ -317,6 +317,20 @@ TEST_CASE("allocate: `pad` only where some token rows have an output entry and o
   CHECK(partial.report.mismatches == 0);
   CHECK(has_pad(partial.model));
   CHECK(row(partial.model, partial.model.token_id("c")) == std::map<std::string, float>{{"tokens:c", e}, {"pad", e}});
+  // A model without heads (a map of the tokens and the positions: an MLP) has no `bos`; BOS's row
+  // is in `zero`, which no other position writes. Without LayerNorm it is `pad`'s.
+  const char* headless = "tokens == \"a\" and indices < 2;";
+  const CompileResult mlp_only = compile_program(program_from_text(headless), ab);
+  CHECK(mlp_only.model.config.n_layer == 1);
+  CHECK(mlp_only.report.mismatches == 0);
+  CHECK(mlp_only.report.min_logit_margin > 39);
+  CHECK_FALSE(has_label(mlp_only.model, "bos"));
+  CHECK_FALSE(has_pad(mlp_only.model));
+  CHECK(row(mlp_only.model, mlp_only.model.bos_id) == std::map<std::string, float>{{"zero", e}});
+  CHECK(row(mlp_only.model, mlp_only.model.token_id("a")) == std::map<std::string, float>{{"tokens:a", e}});
+  const CompileResult mlp_plain = compile_program(program_from_text(headless), plain);
+  CHECK(mlp_plain.report.mismatches == 0);
+  CHECK(row(mlp_plain.model, mlp_plain.model.bos_id) == std::map<std::string, float>{{"pad", 2 * e}});
 }
 
 TEST_CASE("allocate: output values that print alike (the number 0, the string \"0\") are one token") {
