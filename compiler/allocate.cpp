@@ -6,7 +6,7 @@
 //                with heads (their BOS terms read it).
 //   pad          the second entry of an embedding row that has no output value (lower.cpp), where
 //                some input rows have one and others not, where no input row reads a token, and
-//                in models of no blocks with a categorical output (token_rows below).
+//                in models of no blocks with a categorical output; LayerNorm only (token_rows below).
 //   zero         (LayerNorm, models with blocks) never written: reading x_j - x_zero after
 //                LayerNorm cancels its mean
 //   anchor       (LayerNorm, a numerical value where a block's LayerNorm is read) kAnchor
@@ -47,10 +47,11 @@ namespace {
 //   `zero`, which no position writes (`pad` would be a second such dimension).
 // - Where only some input rows have it, the others have it in `pad`.
 // BOS's row is its entries in `bos`, which the heads read as it is (lower.cpp simulates BOS); in a
-// model without heads, which never reads BOS's stream, in `zero`.
-// Without LayerNorm there is no `zero`, so those rows keep `pad`. A program that never reads the
+// model without heads, which never reads BOS's stream, in `zero`. A program that never reads the
 // tokens (its input rows are `pad`), an embedded map (its rows' own pads) and a model of no blocks
-// with a categorical output keep it too.
+// with a categorical output keep `pad`. Without LayerNorm (and so without `zero`) no mean is taken
+// off the stream, and rows of different sums change no logit: no row needs `pad` (an input row is
+// its one-hot and any output dimension, BOS's `bos` or nothing).
 struct TokenRows {
   bool pad;
   int entries;
@@ -64,8 +65,9 @@ TokenRows token_rows(const Program& program, const Inference& inference, const S
     const bool categorical = info.encoding == Encoding::Categorical;
     return {categorical, categorical ? 2 : 1};
   }
-  const bool zero = options.layer_norm;  // a model with blocks has `zero` where it has LayerNorm
-  if (schedule.embedded || !tokens_read || (!heads && !zero)) return {true, 2};
+  // Without LayerNorm no mean is taken off, so unequal sums change no logit: no row needs `pad`.
+  if (!options.layer_norm && !schedule.embedded) return {false, 1};
+  if (schedule.embedded || !tokens_read) return {true, 2};
   const bool output_onehot = info.encoding == Encoding::Categorical && schedule.materialised[size_t(out)] &&
                              inference.numbers.of(out) == NumberRole::None;
   if (!output_onehot) return {false, 1};
@@ -75,9 +77,7 @@ TokenRows token_rows(const Program& program, const Inference& inference, const S
   });
   if (tied == 0) return {false, 1};
   if (size_t(tied) < options.vocab.size()) return {true, 2};
-  const bool output_only = !std::all_of(info.values.begin(), info.values.end(),
-                                        [&](const Value& v) { return prints_as_symbol(v, options); });
-  return {output_only && !zero, 2};
+  return {false, 2};
 }
 
 }  // namespace

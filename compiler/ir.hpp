@@ -559,7 +559,8 @@ struct Allocation {
   int one = -1, bos = -1, pad = -1, zero = -1, anchor = -1;
   double one_value = 1.0;  // what `one` holds at every position
   // Entries of kTokenAmplitude in every token embedding row: 2 (the input one-hot or `bos`, and an
-  // output value's dimension, `pad` or `zero`) or 1 (the one-hot alone). allocate.cpp's token_rows.
+  // output value's dimension, `pad` or `zero`) or 1 (the one-hot alone). Without LayerNorm the rows
+  // need no equal sums and this is 1, BOS's row `bos` alone. allocate.cpp's token_rows.
   int token_row_entries = 2;
   std::map<NodeId, std::vector<int>> onehot;  // categorical s-op -> a dimension per value
   // An embedded map with tied tokens: the partner of each output value's dimension, by value index

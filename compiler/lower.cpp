@@ -265,8 +265,9 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
   // Embeddings. Every token row has Allocation::token_row_entries entries of kTokenAmplitude: two,
   // its input one-hot (or BOS) and, for a symbol the output can take, the output dimension, else
   // `pad`; or, where no input row has an output dimension (allocate.cpp's token_rows), its one-hot
-  // alone. Equal rows sums make ln_f's mean shift the same for every logit, and the input one-hot's
-  // small size keeps an input token's logit well below the output's.
+  // alone. Equal rows sums make ln_f's mean shift the same for every logit (without LayerNorm there
+  // is no mean to shift, and no `pad`), and the input one-hot's small size keeps an input token's
+  // logit well below the output's.
   const double e = kTokenAmplitude;
   out.wte.assign(out.vocab.size(), {});
   // (Bookkeeping dimensions a model does not read are absent, -1: allocate.cpp. Their entries go.)
