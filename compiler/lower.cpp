@@ -275,15 +275,15 @@ Lowered lower(const Program& program, const Inference& inference, const Schedule
     row.erase(std::remove_if(row.begin(), row.end(), [](const auto& entry) { return entry.first < 0; }), row.end());
     return row;
   };
-  // BOS's row sums to as much as every other, in `bos` (the heads read BOS as it is: lower_head.cpp)
-  // or, in a model without heads, in `zero` (nothing reads BOS's stream; `zero` is 0 at every other
-  // position, so the BOS token's logit there is what `pad` gave it), or where there is `pad`: `bos`
-  // and `pad`, or `pad` twice (allocate.cpp).
-  if (allocation.pad >= 0 && allocation.token_row_entries == 2)
+  // BOS's row sums to as much as every other. Where there is `pad` (always with two entries a row:
+  // allocate.cpp), `bos` and `pad`, or `pad` twice; else in `bos` (the heads read BOS as it is:
+  // lower_head.cpp) or, in a model without heads, in `zero` (nothing reads BOS's stream; `zero` is 0
+  // at every other position, so the BOS token's logit there is what `pad` gave it), or nothing
+  // (neither: no LayerNorm).
+  if (allocation.pad >= 0)
     out.wte[0] = present({{allocation.bos >= 0 ? allocation.bos : allocation.pad, e}, {allocation.pad, e}});
   else
-    out.wte[0] = present({{allocation.bos >= 0 ? allocation.bos : allocation.pad >= 0 ? allocation.pad : allocation.zero,
-                           allocation.token_row_entries * e}});
+    out.wte[0] = present({{allocation.bos >= 0 ? allocation.bos : allocation.zero, allocation.token_row_entries * e}});
   // An output value that is no input symbol: its row's other entry, a dimension nothing writes
   // (none where the rows have one entry each).
   const int no_input = allocation.pad >= 0 ? allocation.pad : allocation.token_row_entries == 2 ? allocation.zero : -1;
