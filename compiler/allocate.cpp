@@ -58,7 +58,7 @@ struct TokenRows {
 };
 
 TokenRows token_rows(const Program& program, const Inference& inference, const Schedule& schedule,
-                     const CompileOptions& options, bool heads, bool tokens_read) {
+                     const CompileOptions& options, bool tokens_read) {
   const NodeId out = program.output;
   const SopInfo& info = inference.info[size_t(out)];
   if (schedule.blocks == 0) {
@@ -101,8 +101,8 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
   bool tokens_read = false;
   for (NodeId id = 0; id < NodeId(program.nodes.size()); ++id)
     tokens_read = tokens_read || (inference.info[size_t(id)].needed && program.node(id).kind == NodeKind::Tokens &&
-                                  !(schedule.embedded && id == schedule.embedded->source));
-  const TokenRows rows = token_rows(program, inference, schedule, options, heads, tokens_read);
+                                  !(schedule.embedded && schedule.embedded->reads(id)));
+  const TokenRows rows = token_rows(program, inference, schedule, options, tokens_read);
   if (rows.pad) a.pad = add("pad");
   a.token_row_entries = rows.entries;
   // The last residual stage a block's LayerNorm is read at: 2b by the heads of blocks.b (ln_1),
@@ -163,7 +163,7 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
     // An embedded map reads its source (the tokens or indices) as it is compiled; nothing in the
     // model does, so the source gets no dimensions (an input row without tokens is {pad, 2e}, like
     // a program's that never reads them: lower.cpp).
-    if (schedule.embedded && id == schedule.embedded->source) continue;
+    if (schedule.embedded && schedule.embedded->reads(id)) continue;
     if (node.kind == NodeKind::Tokens) {
       std::vector<int> dims;
       for (const Value& v : info.values) dims.push_back(add("tokens:" + to_display(v)));
@@ -212,7 +212,7 @@ Allocation allocate(const Program& program, const Inference& inference, const Sc
       a.onehot[id] = dims;
       // An embedded map with tied tokens pairs each output dimension with a partner (alike where
       // the values print alike).
-      if (id == program.output && schedule.embedded && !schedule.embedded->tied_levels.empty()) {
+      if (id == program.output && schedule.embedded && schedule.embedded->paired()) {
         std::map<int, int> partner;
         for (size_t i = 0; i < dims.size(); ++i) {
           auto [slot, added] = partner.try_emplace(dims[i], -1);

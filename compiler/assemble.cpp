@@ -262,7 +262,16 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
         sops.back()["offset"] = -1.0;
       }
     }
-    if (auto it = allocation.onehot.find(id); it != allocation.onehot.end()) add(id, it->second, false, stage, false);
+    if (auto it = allocation.onehot.find(id); it != allocation.onehot.end()) {
+      // A map of the token and the position (constructions/embedded_map.cpp) holds scores in its
+      // dimensions and their partners, read as the unembedding reads them: decoded from the logits
+      // of the output tokens, and patched with the partners.
+      const bool scores = id == program.output && schedule.embedded && schedule.embedded->over == EmbeddedMap::Over::Pairs;
+      std::vector<int> dims = it->second;
+      if (scores) dims.insert(dims.end(), allocation.unembed.begin(), allocation.unembed.end());
+      add(id, dims, false, stage, false);
+      if (scores) sops.back()["logits"] = true;
+    }
     if (auto it = allocation.numeric.find(id); it != allocation.numeric.end()) add(id, {it->second}, true, stage, false);
     if (width_number(id)) {
       // All six dimensions, so that a patch moves the whole group (its readers read u^2 and y too).

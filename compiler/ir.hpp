@@ -497,16 +497,32 @@ std::optional<double> projection_for(const Program& program, const Inference& in
                                      int max_len);
 
 // An output map written by the embeddings instead of an MLP (constructions/embedded_map.cpp): a map
-// of the tokens (source: the Tokens node), of the positions (source: indices) or of nothing
-// (source -1, over positions).
+// of the tokens (source: the Tokens node), of the positions (source: indices), of nothing
+// (source -1, over positions), or of both (Pairs: source the tokens, position_source indices).
 struct EmbeddedMap {
-  enum class Over : uint8_t { Tokens, Positions } over;
+  enum class Over : uint8_t { Tokens, Positions, Pairs } over = Over::Tokens;
   NodeId source = -1;
+  NodeId position_source = -1;  // Pairs: the indices node
   // Over tokens, where output values are also input symbols (print alike): those tokens' rows are
   // an input and an output at once, written through pairs of dimensions that ln_f's gains weigh
   // +1 and -1 (embedded_map.cpp). Each output value's level along the map's chains between such
   // tokens, by value index; empty for the plain rows.
   std::vector<int> tied_levels;
+  // Pairs: the scores each input symbol's row (by vocabulary index) and each position's row (by
+  // index) write for each output token (by the output's distinct dimensions, in order); the right
+  // token's logit is their sum plus the tied rows' terms (embedded_map.cpp).
+  std::vector<std::vector<int64_t>> symbol_scores, position_scores;
+  std::vector<std::vector<int>> right_token;  // Pairs: F(t, i)'s output token, by symbol and position
+  // Whether each output dimension has a partner that ln_f weighs -1 (tied tokens, or pairs).
+  bool paired() const { return over == Over::Pairs || !tied_levels.empty(); }
+  bool reads(NodeId id) const { return id >= 0 && (id == source || id == position_source); }
+  static EmbeddedMap of(Over over, NodeId source = -1, NodeId position_source = -1) {
+    EmbeddedMap map;
+    map.over = over;
+    map.source = source;
+    map.position_source = position_source;
+    return map;
+  }
   std::string why() const;  // for --explain
 };
 // The output's embedded map, where it can be one: a numerical map of one of the above with a known

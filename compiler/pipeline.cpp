@@ -185,8 +185,8 @@ const std::vector<Pass>& pipeline() {
        [](CompileState&) { return false; },
        [](const CompileState& s, const std::string&) { return dump_inference(s.program, s.inference); }},
       {"schedule", "value sets",
-       "every head and MLP placed in a block; an output that is a map of the tokens or of the positions alone placed in "
-       "the embeddings",
+       "every head and MLP placed in a block; an output that is a map of the tokens, of the positions, or of both where "
+       "the embeddings can write it, placed in the embeddings",
        true, run_schedule,
        [](const CompileState& s, const std::string&) { return dump_schedule(s.program, s.schedule); }},
       {"allocate", "a schedule", "the residual dimensions, each with a label", true,

@@ -63,6 +63,25 @@ std::string decode_categorical(const SopPlacement& sop, const float* x) {
   return best < sop.values.size() ? sop.values[best] : std::to_string(best);
 }
 
+// The value whose token the unembedding reads highest at x: ln_f, then each token's logit.
+std::string decode_by_logits(const Model& model, const SopPlacement& sop, const float* x) {
+  const int C = model.config.n_embd;
+  double mean = 0, square = 0;
+  for (int c = 0; c < C; ++c) mean += x[c];
+  mean /= C;
+  for (int c = 0; c < C; ++c) square += (x[c] - mean) * (x[c] - mean);
+  const double rstd = 1.0 / std::sqrt(square / C + 1e-5);
+  size_t best = 0;
+  double best_logit = -INFINITY;
+  for (size_t i = 0; i < sop.logit_tokens.size(); ++i) {
+    const float* w = model.w.wte + size_t(sop.logit_tokens[i]) * size_t(C);
+    double logit = 0;
+    for (int c = 0; c < C; ++c) logit += ((x[c] - mean) * rstd * model.w.ln_f_w[c] + model.w.ln_f_b[c]) * w[c];
+    if (logit > best_logit) best_logit = logit, best = i;
+  }
+  return sop.values[best];
+}
+
 std::string pad(const std::string& s, size_t width) { return s + std::string(width > s.size() ? width - s.size() : 0, ' '); }
 
 }  // namespace
@@ -168,6 +187,19 @@ ModelPlacement read_placement(const Model& model) {
         *field = j[key].get<double>();
       }
     sop.reciprocal = j.contains("reciprocal") && j["reciprocal"].is_boolean() && j["reciprocal"].get<bool>();
+    if (j.contains("logits") && j["logits"].is_boolean() && j["logits"].get<bool>()) {
+      const nlohmann::json& output = meta.contains("output") ? meta["output"] : nlohmann::json();
+      if (!output.is_object() || !output.contains("token_ids") || !output["token_ids"].is_array() ||
+          output["token_ids"].size() != sop.values.size())
+        bad_placement("reads s-op \"" + sop.name + "\" from the logits, but \"output\" has no \"token_ids\" for its " +
+                      std::to_string(sop.values.size()) + " values");
+      for (const nlohmann::json& t : output["token_ids"]) {
+        if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= model.config.vocab_size)
+          bad_placement("gives s-op \"" + sop.name + "\" output token " + t.dump() + ", outside 0.." +
+                        std::to_string(model.config.vocab_size - 1));
+        sop.logit_tokens.push_back(t.get<int>());
+      }
+    }
     if (j.contains("value_count") && j["value_count"].is_number_unsigned())
       sop.value_count = j["value_count"].get<size_t>();
     sop.stage = int_field(j, "stage", 0, last_stage);
@@ -230,7 +262,8 @@ ResidualTrace decode_residual(const Model& model, const ForwardResult& result, i
           const double read = x[sop.dims[0]];
           row[size_t(t)] = sop.numerical ? format_reading(float(sop.offset + sop.scale * (sop.reciprocal ? 1.0 / read : read)),
                                                           sop.values)
-                                         : decode_categorical(sop, x);
+                                         : sop.logit_tokens.empty() ? decode_categorical(sop, x)
+                                                                    : decode_by_logits(model, sop, x);
         }
       stage.push_back(std::move(row));
     }

@@ -45,6 +45,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include "compiler/lower_internal.hpp"
 
@@ -58,6 +59,130 @@ namespace {
 // map t -> t - 1 over a long range of numbers) keep the MLP.
 constexpr int kMostTiedLevels = 64;
 
+// A map of the token and the position, F(t, i). Additive scores: the row of symbol t writes a
+// score a_t[k] for each output token k, the row of position i a score b_i[k], and the residual
+// holds their sum, so the tied unembedding reads a_t[k] + b_i[k] for output token k. Where some
+// F(t, i) = v is written that way, with v's score above every other token's at every (t, i), the
+// map needs no MLP. Not every map is (t XOR i over two symbols and two positions: the four
+// inequalities add up to 0 < 0), so the scores are searched for, and the map stays an MLP where
+// none is found.
+//
+// The rows, through the pairs of dimensions of tied tokens (above): symbol t writes a_t into both
+// halves, `NAME:k` (gain +g) and `NAME.unembed:k` (gain -g), and, where t prints as output token
+// k_t, 1 more into `NAME:k_t`; position i writes b_i into both halves; an output-only token's row is
+// 1 in its `NAME:k`; `pad` (gain 0) makes every row sum to 0, so ln_f's mean is 0 and its 1/sigma a
+// positive factor of every logit. At a position (t, i), the logit of
+//   an output-only token k:                a_t[k] + b_i[k]
+//   a tied token y (its output token k_y):  a_t[k_y] + b_i[k_y] + [t tied] (a_y[k_t] + [k_t == k_y])
+//   an input symbol y that no output is:   [t tied] a_y[k_t]
+//   BOS (pad alone):                       0
+// (the halves cancel where both rows hold a score: g (x.w - x.w) = 0). Each is linear in the
+// scores, so "the right token is 1 above every other" is a set of linear inequalities, solved by a
+// perceptron with margin over integers: wherever scores with every homogeneous part positive exist,
+// it finds ones with every part at least 1 in finitely many updates (the perceptron convergence
+// theorem), and doubling them covers the constants (at most 1 apart); past kMostPairPasses the map
+// stays an MLP. The model is verified like any other; ln_f's gain makes the least margin 50.
+
+// Rows of inequalities the perceptron is given at most (a symbol, a position and a rival each),
+// and its passes over them: small maps (Tracr's float maps of a token and a position) take a few
+// hundred rows and a few dozen passes; a map the scores cannot write never stops improving, so
+// the passes stop at kMostPairPasses, or at kMostPairWork rows in all (a few tenths of a second).
+constexpr size_t kMostPairRows = 60000;
+constexpr size_t kMostPairPasses = 2000;
+constexpr size_t kMostPairWork = 40000000;
+
+struct PairRow {
+  std::vector<std::pair<size_t, int>> terms;  // variable, coefficient
+  int constant = 0;
+};
+
+std::optional<EmbeddedMap> pair_map(const Program& program, const Inference& inference, const CompileOptions& options,
+                                    const std::vector<NodeId>& support) {
+  const NodeId id = program.output;
+  const SopInfo& info = inference.info[size_t(id)];
+  if (!options.layer_norm || !info.values_known || info.values.empty()) return std::nullopt;
+  const bool tokens_first = program.node(support[0]).kind == NodeKind::Tokens;
+  const NodeId tokens = support[tokens_first ? 0 : 1], indices = support[tokens_first ? 1 : 0];
+  if (program.node(tokens).kind != NodeKind::Tokens || program.node(indices).kind != NodeKind::Indices) return std::nullopt;
+  // Output tokens: the output's distinct texts, in the order of the allocation's dimensions.
+  std::map<std::string, size_t> slot_of_text;
+  for (const Value& v : info.values) slot_of_text.try_emplace(to_display(v), slot_of_text.size());
+  const size_t K = slot_of_text.size(), S = options.vocab.size(), n = size_t(options.max_len);
+  std::vector<int> slot_of_symbol(S, -1);  // the output token a symbol prints as, or -1
+  std::vector<int> symbol_of_slot(K, -1);
+  for (size_t t = 0; t < S; ++t)
+    if (auto it = slot_of_text.find(to_display(options.vocab[t])); it != slot_of_text.end()) {
+      if (symbol_of_slot[it->second] >= 0) return std::nullopt;  // two symbols print alike
+      slot_of_symbol[t] = int(it->second);
+      symbol_of_slot[it->second] = int(t);
+    }
+  size_t untied = 0;
+  for (int slot : slot_of_symbol) untied += slot < 0;
+  const size_t tied = S - untied;
+  if (n * (S * K + tied * untied) > kMostPairRows) return std::nullopt;
+  auto a = [&](size_t t, size_t k) { return t * K + k; };
+  auto b = [&](size_t i, size_t k) { return (S + i) * K + k; };
+  // A token's logit at (t, i) as terms and a constant: output token k, or input symbol y (untied).
+  auto logit_of_slot = [&](size_t t, size_t i, size_t k, PairRow& out, int sign) {
+    out.terms.push_back({a(t, k), sign});
+    out.terms.push_back({b(i, k), sign});
+    if (slot_of_symbol[t] >= 0 && symbol_of_slot[k] >= 0) {
+      out.terms.push_back({a(size_t(symbol_of_slot[k]), size_t(slot_of_symbol[t])), sign});
+      out.constant += sign * (size_t(slot_of_symbol[t]) == k);
+    }
+  };
+  std::vector<PairRow> rows;
+  std::vector<std::vector<int>> right_token(S, std::vector<int>(n));
+  for (size_t t = 0; t < S; ++t)
+    for (size_t i = 0; i < n; ++i) {
+      Value v;
+      std::vector<Value> at(2);
+      at[tokens_first ? 0 : 1] = options.vocab[t];
+      at[tokens_first ? 1 : 0] = Value::of_int(int64_t(i));
+      if (!evaluate_fused(program, id, support, at, v)) return std::nullopt;
+      const size_t right = slot_of_text.at(to_display(v));
+      right_token[t][i] = int(right);
+      for (size_t k = 0; k < K; ++k) {
+        if (k == right) continue;
+        PairRow row;
+        logit_of_slot(t, i, right, row, +1);
+        logit_of_slot(t, i, k, row, -1);
+        rows.push_back(std::move(row));
+      }
+      // The untied symbols, then BOS (y == S): logit 0 where t is untied too, one row for them all.
+      for (size_t y = slot_of_symbol[t] >= 0 ? 0 : S; y <= S; ++y) {
+        if (y < S && slot_of_symbol[y] >= 0) continue;
+        PairRow row;
+        logit_of_slot(t, i, right, row, +1);
+        if (y < S && slot_of_symbol[t] >= 0) row.terms.push_back({a(y, size_t(slot_of_symbol[t])), -1});
+        rows.push_back(std::move(row));
+      }
+    }
+  std::vector<int64_t> z((S + n) * K, 0);
+  bool solved = false;
+  const size_t passes = std::min<size_t>(kMostPairPasses, kMostPairWork / rows.size());
+  for (size_t pass = 0; pass < passes && !solved; ++pass) {
+    solved = true;
+    for (const PairRow& row : rows) {
+      int64_t sum = 0;
+      for (auto [var, c] : row.terms) sum += c * z[var];
+      if (sum >= 1) continue;
+      solved = false;
+      for (auto [var, c] : row.terms) z[var] += c;
+    }
+  }
+  if (!solved) return std::nullopt;
+  EmbeddedMap map = EmbeddedMap::of(EmbeddedMap::Over::Pairs, tokens, indices);
+  map.right_token = std::move(right_token);
+  map.symbol_scores.assign(S, std::vector<int64_t>(K));
+  map.position_scores.assign(n, std::vector<int64_t>(K));
+  for (size_t k = 0; k < K; ++k) {
+    for (size_t t = 0; t < S; ++t) map.symbol_scores[t][k] = 2 * z[a(t, k)];
+    for (size_t i = 0; i < n; ++i) map.position_scores[i][k] = 2 * z[b(i, k)];
+  }
+  return map;
+}
+
 }  // namespace
 
 std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference& inference,
@@ -70,12 +195,13 @@ std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference&
   // map without a finite value set stays an MLP).
   if (numerical && (!info.values_known || info.values.empty())) return std::nullopt;
   std::vector<NodeId> support = support_of(program, id, &inference.cut);
-  if (support.empty()) return EmbeddedMap{EmbeddedMap::Over::Positions, -1, {}};
+  if (support.empty()) return EmbeddedMap::of(EmbeddedMap::Over::Positions);
+  if (support.size() == 2 && !numerical) return pair_map(program, inference, options, support);
   if (support.size() != 1) return std::nullopt;
   const NodeKind source = program.node(support[0]).kind;
-  if (source == NodeKind::Indices) return EmbeddedMap{EmbeddedMap::Over::Positions, support[0], {}};
+  if (source == NodeKind::Indices) return EmbeddedMap::of(EmbeddedMap::Over::Positions, support[0]);
   if (source != NodeKind::Tokens) return std::nullopt;
-  EmbeddedMap map{EmbeddedMap::Over::Tokens, support[0], {}};
+  EmbeddedMap map = EmbeddedMap::of(EmbeddedMap::Over::Tokens, support[0]);
   if (numerical) return map;
   // Output values by the token that prints them; the steps t -> F(t) between tokens that are an
   // input symbol and an output value, and each value's level along them.
@@ -114,6 +240,9 @@ std::optional<EmbeddedMap> embedded_map(const Program& program, const Inference&
 
 std::string EmbeddedMap::why() const {
   if (over == Over::Positions) return "the position embedding: each position's row writes the map's value";
+  if (over == Over::Pairs)
+    return "the token and position embeddings: their rows write scores for each output value, whose sums the "
+           "unembedding reads (found by a perceptron; tied tokens through ln_f's gains of +1 and -1)";
   if (tied_levels.empty()) return "the token embedding: each input token's row writes the map's value";
   return "the token embedding: each input token's row writes the map's value, and the tokens that are both an "
          "input and an output value pair it with their own through ln_f's gains of +1 and -1";
@@ -158,6 +287,72 @@ void write_tied_rows(const LowerContext& ctx, const EmbeddedMap& map, const Entr
   set_paired_lnf_gains(ctx, own, partner, 50.0 * widest / gap, out);
 }
 
+// The rows and ln_f's gains of a map of the token and the position (pair_map above).
+void write_pair_rows(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out) {
+  const std::vector<int>& own_by_value = ctx.allocation.onehot.at(ctx.program.output);
+  const std::vector<int>& partner_by_value = ctx.allocation.unembed;
+  const int pad = ctx.allocation.pad;
+  // Output tokens in the order pair_map numbered them: the output's distinct dimensions.
+  std::vector<int> own, partner, token_of_slot;
+  for (size_t i = 0; i < own_by_value.size(); ++i)
+    if (std::find(own.begin(), own.end(), own_by_value[i]) == own.end()) {
+      own.push_back(own_by_value[i]);
+      partner.push_back(partner_by_value[i]);
+      token_of_slot.push_back(out.output_token_of_value[i]);
+    }
+  const size_t K = own.size();
+  auto write_scores = [&](std::map<int, double>& row, const std::vector<int64_t>& scores) {
+    for (size_t k = 0; k < K; ++k)
+      if (scores[k] != 0) {
+        row[own[k]] += double(scores[k]);
+        row[partner[k]] += double(scores[k]);
+      }
+  };
+  std::vector<std::map<int, double>> rows(out.wte.size());
+  for (size_t s = 0; s < ctx.options.vocab.size(); ++s) write_scores(rows[size_t(out.input_ids[s])], map.symbol_scores[s]);
+  for (size_t k = 0; k < K; ++k) rows[size_t(token_of_slot[k])][own[k]] += 1.0;  // its output part
+  rows[0][pad] = 1.0;  // BOS: its logits are never read
+  auto close = [&](std::map<int, double>& row) {  // a sum of 0, through pad
+    double sum = 0;
+    for (const auto& [dim, w] : row) sum += w;
+    if (sum != 0) row[pad] = -sum;
+  };
+  for (size_t t = 1; t < rows.size(); ++t) close(rows[t]);
+  std::vector<std::map<int, double>> positions(out.wpe.size());
+  for (size_t p = 1; p < out.wpe.size(); ++p) {
+    write_scores(positions[p], map.position_scores[p - 1]);
+    close(positions[p]);
+  }
+  for (size_t t = 0; t < rows.size(); ++t) out.wte[t].assign(rows[t].begin(), rows[t].end());
+  for (size_t p = 1; p < out.wpe.size(); ++p) out.wpe[p].insert(out.wpe[p].end(), positions[p].begin(), positions[p].end());
+  // ln_f's gain: the least gap, over every (symbol, position), between the right token's logit and
+  // any other's, after ln_f's 1/sigma (the rows sum to 0, so the mean is 0), is made 50.
+  std::vector<double> sign(size_t(ctx.width), 0.0);
+  for (size_t k = 0; k < K; ++k) sign[size_t(own[k])] = 1.0, sign[size_t(partner[k])] = -1.0;
+  double least = INFINITY;
+  std::vector<double> h(size_t(ctx.width));
+  for (size_t s = 0; s < ctx.options.vocab.size(); ++s)
+    for (size_t p = 1; p < out.wpe.size(); ++p) {
+      std::fill(h.begin(), h.end(), 0.0);
+      for (const auto& [dim, w] : out.wte[size_t(out.input_ids[s])]) h[size_t(dim)] += w;
+      for (const auto& [dim, w] : out.wpe[p]) h[size_t(dim)] += w;
+      double square = 0;
+      for (double x : h) square += x * x;
+      const double sigma = std::sqrt(square / ctx.width + 1e-5);
+      const int right = token_of_slot[size_t(map.right_token[s][p - 1])];
+      double right_logit = 0, rival = -INFINITY;
+      for (size_t t = 0; t < rows.size(); ++t) {
+        double logit = 0;
+        for (const auto& [dim, w] : out.wte[t]) logit += sign[size_t(dim)] * h[size_t(dim)] * w;
+        if (int(t) == right) right_logit = logit;
+        else rival = std::max(rival, logit);
+      }
+      least = std::min(least, (right_logit - rival) / sigma);
+    }
+  if (!(least > 0)) throw std::logic_error("a pair map's scores leave a gap of " + std::to_string(least));
+  set_paired_lnf_gains(ctx, own, partner, 50.0 / least, out);
+}
+
 }  // namespace
 
 void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered& out) {
@@ -184,6 +379,7 @@ void write_embedded_map(const LowerContext& ctx, const EmbeddedMap& map, Lowered
       if (auto entry = entry_of(Value::of_int(int64_t(p) - 1))) out.wpe[p].push_back(*entry);
     return;
   }
+  if (map.over == EmbeddedMap::Over::Pairs) return write_pair_rows(ctx, map, out);
   const std::vector<Value>& symbols = ctx.options.vocab;
   if (!map.tied_levels.empty()) return write_tied_rows(ctx, map, entry_of, out);
   for (size_t s = 0; s < symbols.size(); ++s)

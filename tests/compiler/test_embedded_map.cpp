@@ -1,6 +1,6 @@
 // Maps folded into the embeddings (compiler/constructions/embedded_map.cpp): an output that is a map
-// of the tokens, of the positions or of nothing is written by the embedding rows, and a program
-// that needs nothing else compiles to a model of no blocks, verified like any other.
+// of the tokens, of the positions, of both or of nothing is written by the embedding rows, and a
+// program that needs nothing else compiles to a model of no blocks, verified like any other.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 
 #include "compile_helpers.hpp"
 #include "runtime/cpu_backend.hpp"
+#include "runtime/residual_trace.hpp"
 
 using namespace raspc;
 using namespace raspc::testing;
@@ -165,4 +166,68 @@ TEST_CASE("embedded map: the numbers a numerical map of the tokens writes are re
   CpuBackend backend(r.model);
   CHECK(run_positions(backend, r.model, {r.model.token_id("7"), r.model.token_id("0"), r.model.token_id("4")}).values ==
         std::vector<std::string>{"13/2", "-4", "2"});
+}
+
+TEST_CASE("embedded map: a map of the token and the position is scores the two rows add up") {
+  // Tracr's float maps of a token and an index, and a mask of every third position: output values
+  // that are input symbols (tied rows), values that are none, and both. Each is a model of no
+  // blocks, verified on every input up to length 5.
+  const std::vector<std::pair<const char*, const char*>> maps = {
+      {"0123", "midpoint = (tokens + indices) / 2;\nmidpoint;\n"},
+      {"0123", "scaled = (tokens - indices) * 0.25;\nscaled;\n"},
+      {"123", "ratio = tokens / (indices + 1);\nratio;\n"},
+      {"0123456", "masked = 0 if (indices + 1) % 3 == 0 else tokens;\nmasked;\n"},
+      {"abc", "picked = tokens if indices % 2 == 1 else \"-\";\npicked;\n"},
+  };
+  for (const auto& [vocab, text] : maps)
+    for (Mode mode : {Mode::Causal, Mode::Bidirectional}) {
+      INFO(text << (mode == Mode::Causal ? " causal" : " bidirectional"));
+      std::vector<Value> symbols;
+      for (char c : std::string(vocab)) symbols.push_back(std::isdigit(c) ? Value::of_int(c - '0') : Value::of_string(std::string(1, c)));
+      const CompileResult r = compile_program(program_from_text(text), test_options(symbols, 5, mode));
+      CHECK(r.model.config.n_layer == 0);
+      CHECK(r.report.mismatches == 0);
+      size_t every = 0, power = 1;
+      for (int len = 1; len <= 5; ++len) every += power *= symbols.size();
+      CHECK(r.report.inputs_checked == every);
+      // ln_f's gain makes the least gap, over every (symbol, position), 50.
+      CHECK(r.report.min_logit_margin >= 49.9);
+      CHECK(r.report.min_logit_margin <= 50.1);
+    }
+}
+
+TEST_CASE("embedded map: a map of the token and the position that no scores write stays an MLP") {
+  // t XOR i over two symbols and two positions: the four inequalities add up to 0 < 0. Without
+  // LayerNorm (no signed gains, no mean to take off) an MLP too.
+  const Program parity = program_from_text("same = (tokens == \"a\") == (indices % 2 == 0);\nsame;\n");
+  const CompileResult r = compile_program(parity, test_options(parse_vocabulary("ab"), 6, Mode::Bidirectional));
+  CHECK(r.model.config.n_layer == 1);
+  CHECK(r.report.mismatches == 0);
+  CompileOptions plain = test_options(parse_vocabulary("abc"), 5, Mode::Bidirectional);
+  plain.layer_norm = false;
+  plain.activation = Activation::Relu;
+  const CompileResult mlp = compile_program(program_from_text("picked = tokens if indices % 2 == 1 else \"-\";\npicked;\n"), plain);
+  CHECK(mlp.model.config.n_layer == 1);
+  CHECK(mlp.report.mismatches == 0);
+}
+
+TEST_CASE("embedded map: a map of the token and the position decodes from the logits in a trace") {
+  // Its dimensions hold scores, not a one-hot: the trace reads it as the unembedding does, and lists
+  // the partners with it, so that a patch moves both.
+  const Program program = program_from_text("masked = 0 if (indices + 1) % 3 == 0 else tokens;\nmasked;\n");
+  const CompileResult r = compile_program(program, test_options(numbers_below(10), 8, Mode::Bidirectional, 100));
+  REQUIRE(r.model.config.n_layer == 0);
+  const ModelPlacement placement = read_placement(r.model);
+  REQUIRE(placement.sops.size() == 1);
+  CHECK(placement.sops[0].dims.size() == 2 * 10);
+  CHECK(placement.sops[0].logit_tokens.size() == 10);
+  CpuBackend backend(r.model);
+  std::vector<int> sequence{r.model.bos_id};
+  for (const char* t : {"7", "3", "5", "9", "1", "4", "8"}) sequence.push_back(r.model.token_id(t));
+  ForwardOptions options;
+  options.capture_residual = true;
+  const ResidualTrace trace = decode_residual(r.model, backend.forward({sequence}, options), 0, sequence);
+  const std::vector<std::string>& embedded = trace.decoded[0][0];
+  CHECK(std::vector<std::string>(embedded.begin() + 1, embedded.end()) ==
+        std::vector<std::string>{"7", "3", "0", "9", "1", "0", "8"});
 }

@@ -136,9 +136,11 @@ TEST_CASE("lower: two selector widths of one block are read along one line") {
 
 TEST_CASE("lower: a lookup gates once over the inputs that matter where one input does not") {
   // Where tokens == "a" the index does not matter: one gate for that, and one per (token, index)
-  // elsewhere, 1 + 3 x 8 units instead of 4 x 8.
+  // elsewhere, 1 + 3 x 8 units instead of 4 x 8. Without LayerNorm, where the embeddings do not
+  // write a map of the token and the position (constructions/embedded_map.cpp): an MLP.
   Program p = program_from_text("shown = \"_\" if tokens == \"a\" else indices;\nshown;\n");
   CompileOptions o = test_options(parse_vocabulary("abcd"), 8, Mode::Bidirectional);
+  o.layer_norm = false;
   CompileResult r = compile_program(p, o);
   INFO(r.report.first_mismatch);
   CHECK(r.report.mismatches == 0);
@@ -319,9 +321,10 @@ TEST_CASE("allocate: `pad` only where an embedding row needs it") {
   CHECK(partial.report.mismatches == 0);
   CHECK(has_pad(partial.model));
   CHECK(row(partial.model, partial.model.token_id("c")) == std::map<std::string, float>{{"tokens:c", e}, {"pad", e}});
-  // A model without heads (a map of the tokens and the positions: an MLP) has no `bos`; BOS's row
-  // is in `zero`, which no other position writes. Without LayerNorm it is empty.
-  const char* headless = "tokens == \"a\" and indices < 2;";
+  // A model without heads (a map of the tokens and the positions that no sum of a token's and a
+  // position's scores writes, an XOR: an MLP) has no `bos`; BOS's row is in `zero`, which no other
+  // position writes. Without LayerNorm it is empty.
+  const char* headless = "(tokens == \"a\") == (indices % 2 == 0);";
   const CompileResult mlp_only = compile_program(program_from_text(headless), ab);
   CHECK(mlp_only.model.config.n_layer == 1);
   CHECK(mlp_only.report.mismatches == 0);
