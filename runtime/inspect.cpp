@@ -54,6 +54,18 @@ std::vector<std::string> mlp_unit_labels(const Model& model, int layer) {
 
 namespace {
 
+// Where the model says where its s-ops live (a compiled model), the labels as the user wrote them:
+// `frequency` for the model's `frequency#4`, an unnamed s-op's expression for `aggregate#7`
+// (shown_labels, as `run --trace` and `view` show them); else, and where that metadata does not
+// read, as stored.
+ModelPlacement placement_of(const Model& model) {
+  try {
+    return read_placement(model);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 // The layer of a tensor named "transformer.h.<l>....".
 int layer_of(const std::string& tensor) {
   const size_t start = std::string("transformer.h.").size();
@@ -73,7 +85,11 @@ std::string format_spec(const Model& model, const ParameterSpec& spec, bool dens
   };
   const ModelConfig& cfg = model.config;
   const float* p = model.storage.data() + spec.offset;
-  const std::vector<std::string> residual = numbered_residual_labels(model);
+  const ModelPlacement placement = placement_of(model);
+  const std::vector<std::string> residual = shown_labels(numbered_residual_labels(model), placement);
+  const std::vector<std::string> units =
+      spec.name.rfind("transformer.h.", 0) == 0 ? shown_labels(mlp_unit_labels(model, layer_of(spec.name)), placement)
+                                                : std::vector<std::string>{};
   const std::string& n = spec.name;
   const std::string title = n + " " + shape_text(spec.shape);
   auto ends_with = [&](const std::string& suffix) {
@@ -108,11 +124,11 @@ std::string format_spec(const Model& model, const ParameterSpec& spec, bool dens
     return matrix(title + "  rows: head dimensions, columns: residual", head_labels(cfg), residual, p,
                          cfg.n_embd);
   if (ends_with("mlp.c_fc.weight"))
-    return matrix(title + "  rows: residual, columns: MLP units", residual, mlp_unit_labels(model, layer_of(n)), p,
+    return matrix(title + "  rows: residual, columns: MLP units", residual, units, p,
                          cfg.n_inner);
-  if (ends_with("mlp.c_fc.bias")) return matrix(title, bias_row, mlp_unit_labels(model, layer_of(n)), p, 0);
+  if (ends_with("mlp.c_fc.bias")) return matrix(title, bias_row, units, p, 0);
   if (ends_with("mlp.c_proj.weight"))
-    return matrix(title + "  rows: MLP units, columns: residual", mlp_unit_labels(model, layer_of(n)), residual, p,
+    return matrix(title + "  rows: MLP units, columns: residual", units, residual, p,
                          cfg.n_embd);
   // Biases and LayerNorm gains and biases over the residual stream.
   return matrix(title, std::vector<std::string>{ends_with("weight") ? "gain" : "bias"}, residual, p, 0);
@@ -273,7 +289,7 @@ std::string describe_model(const Model& model) {
     out << "\n";
   }
   out << "residual:";
-  std::vector<std::string> labels = numbered_residual_labels(model);
+  std::vector<std::string> labels = shown_labels(numbered_residual_labels(model), placement_of(model));
   for (size_t i = 0; i < labels.size(); ++i) out << " " << i << ":" << labels[i];
   out << "\n";
   for (const auto& [key, value] : model.metadata.items()) {
@@ -331,7 +347,14 @@ nlohmann::json model_summary(const Model& model) {
   nlohmann::json inputs = nlohmann::json::array();
   for (int id : model.input_ids) inputs.push_back(model.vocab[size_t(id)]);
   s["input_tokens"] = inputs;
-  s["residual_labels"] = numbered_residual_labels(model);
+  // Labels as the user wrote them (placement_of above): the text and JSON of `inspect` show them.
+  const ModelPlacement placement = placement_of(model);
+  auto shown = [&](LabelledMatrix m) {
+    m.rows = shown_labels(std::move(m.rows), placement);
+    m.columns = shown_labels(std::move(m.columns), placement);
+    return nonzero_pattern(m);
+  };
+  s["residual_labels"] = shown_labels(numbered_residual_labels(model), placement);
   const nlohmann::json heads = model.metadata.contains("heads") ? model.metadata["heads"] : nlohmann::json::array();
   s["layers"] = nlohmann::json::array();
   for (int l = 0; l < c.n_layer; ++l) {
@@ -342,16 +365,16 @@ nlohmann::json model_summary(const Model& model) {
           size_t(h) < heads[size_t(l)].size() && heads[size_t(l)][size_t(h)].is_object()) {
         const nlohmann::json& placed = heads[size_t(l)][size_t(h)];
         const nlohmann::json selector = placed.value("selector", nlohmann::json());
-        head["sop"] = placed.value("sop", nlohmann::json());
+        head["sop"] = placed.value("shown", "") != "" ? placed["shown"] : placed.value("sop", nlohmann::json());
         head["kind"] = placed.value("kind", nlohmann::json());
         if (selector.is_object()) head["selector"] = selector.value("text", nlohmann::json()), head["at"] = selector.value("at", nlohmann::json());
       }
-      head["qk"] = nonzero_pattern(head_qk_matrix(model, l, h));
-      head["ov"] = nonzero_pattern(head_ov_matrix(model, l, h));
+      head["qk"] = shown(head_qk_matrix(model, l, h));
+      head["ov"] = shown(head_ov_matrix(model, l, h));
       layer["heads"].push_back(head);
     }
     if (c.n_inner > 0) {
-      const nlohmann::json in = nonzero_pattern(mlp_in_matrix(model, l)), out = nonzero_pattern(mlp_out_matrix(model, l));
+      const nlohmann::json in = shown(mlp_in_matrix(model, l)), out = shown(mlp_out_matrix(model, l));
       layer["mlp"] = {{"units", out["rows"]}, {"in", in}, {"out", out}};
     } else {
       layer["mlp"] = nullptr;

@@ -175,6 +175,35 @@ TEST_CASE("inspect summarises aab in a screen") {
   CHECK(summary["verification"]["mismatches"] == 0);
 }
 
+TEST_CASE("inspect shows the names the program wrote, never an id") {
+  // most_freq's locals (frequency, key) are frequency#4 and key#11 in the model's labels, its
+  // has_focus an unnamed aggregate#7 and its sort's two widths selector_width#18_1 and _2: inspect
+  // shows them as run --trace and view do, by the name written, else the expression.
+  const std::string model = compiled("most_freq", "--max-len 5 --no-verify");
+  for (const char* flags : {"", " --json"}) {
+    INFO(flags);
+    CommandResult r = raspc_cli("inspect " + model + flags);
+    CHECK(r.code == 0);
+    CHECK(r.out.find('#') == std::string::npos);
+  }
+  // --all also prints the file's metadata as stored (its labels, the program's comments); its
+  // residual line and its matrices show the names.
+  CommandResult all = raspc_cli("inspect " + model + " --all");
+  const size_t metadata = all.out.find("\ncompile: ");
+  REQUIRE(metadata != std::string::npos);
+  const size_t tensors = all.out.find("\ntransformer.wte.weight ");
+  REQUIRE(tensors != std::string::npos);
+  CHECK(all.out.find('#') > metadata);
+  CHECK(all.out.find('#', tensors) == std::string::npos);
+  CHECK(all.out.find(" 13:frequency.scratch 14:has_focus(same_token and select(indices, indices, <)):0 ") < metadata);
+  CommandResult r = raspc_cli("inspect " + model);
+  CHECK(r.out.find("  head 0: frequency = selector_width over select(tokens, tokens, ==) (most_freq.rasp:14:16)\n") !=
+        std::string::npos);
+  CHECK(r.out.find("  head 1: has_focus(same_token and select(indices, indices, <)) = aggregate over ") != std::string::npos);
+  CHECK(r.out.find(" key:-5 ") != std::string::npos);
+  CHECK(r.out.find("  head 0: sort(shown, key), part 1 of 2 = selector_width over sort(shown, key)") != std::string::npos);
+}
+
 TEST_CASE("run --trace, view and inspect refuse what they cannot do, and say why") {
   REQUIRE(raspc_cli("handset-aab -o handset.safetensors").code == 0);
   CommandResult r = raspc_cli("run handset.safetensors --input aab --trace");
