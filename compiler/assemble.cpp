@@ -263,14 +263,19 @@ nlohmann::json placement_metadata(const Program& program, const Inference& infer
       }
     }
     if (auto it = allocation.onehot.find(id); it != allocation.onehot.end()) {
-      // A map of the token and the position (constructions/embedded_map.cpp) holds scores in its
-      // dimensions and their partners, read as the unembedding reads them: decoded from the logits
-      // of the output tokens, and patched with the partners.
-      const bool scores = id == program.output && schedule.embedded && schedule.embedded->over == EmbeddedMap::Over::Pairs;
+      // An embedded map written through pairs (tied tokens, or a map of the token and the position:
+      // constructions/embedded_map.cpp) is read by the unembedding from its dimensions, their
+      // partners and `pad`, which keeps the rows' sums at 0 (the whole residual of such a model):
+      // decoded from the output tokens' logits, and patched with all three, so that a patched
+      // position is the other input's to the last bit.
+      const bool paired = id == program.output && schedule.embedded && schedule.embedded->paired();
       std::vector<int> dims = it->second;
-      if (scores) dims.insert(dims.end(), allocation.unembed.begin(), allocation.unembed.end());
+      if (paired) {
+        dims.insert(dims.end(), allocation.unembed.begin(), allocation.unembed.end());
+        if (allocation.pad >= 0) dims.push_back(allocation.pad);
+      }
       add(id, dims, false, stage, false);
-      if (scores) sops.back()["logits"] = true;
+      if (paired) sops.back()["logits"] = true;
     }
     if (auto it = allocation.numeric.find(id); it != allocation.numeric.end()) add(id, {it->second}, true, stage, false);
     if (width_number(id)) {

@@ -16,9 +16,10 @@
 //              first dimension; a width held as a number group of six dimensions),
 //              "reciprocal": true (optional: the value is b + a / x; a width output held as
 //              its 1/(w+1), read by the unembedding),
-//              "logits": true (optional, a categorical output whose dims, its own and then
-//              their partners, hold scores: its value is the one whose token, metadata
-//              "output" "token_ids" in the order of "values", has the largest logit)}, ...]
+//              "logits": true (optional, a categorical output the embeddings write through
+//              pairs, whose dims are its own, their partners and pad: its value is the one
+//              whose token, metadata "output" "token_ids" in the order of "values", has the
+//              largest logit)}, ...]
 //   "heads": [[{"sop": "hist", "kind": "selector_width", "construction": "selector_width",
 //               "selector": {source as above},
 //               "source": {...}}, ...], ...]  by layer, then head
@@ -50,9 +51,10 @@ struct SopPlacement {
   std::vector<int> dims;
   double scale = 1, offset = 0;  // a numerical s-op's value: offset + scale * x[dims[0]]
   bool reciprocal = false;        // ... or offset + scale / x[dims[0]]
-  // A categorical s-op whose dimensions hold scores, not a one-hot (the compiler's map of the token
-  // and the position): its value is the one whose token (logit_tokens[i] for values[i]) has the
-  // largest logit, ln_f(x) . wte^T, as the model's output is read. Empty for a one-hot.
+  // A categorical output the embeddings write through pairs of dimensions (the compiler's tied
+  // maps and maps of the token and the position, whose dimensions hold scores): its value is the
+  // one whose token (logit_tokens[i] for values[i]) has the largest logit, ln_f(x) . wte^T, as the
+  // model's output is read. Empty for a one-hot.
   std::vector<int> logit_tokens;
   std::vector<std::string> values;
   std::optional<size_t> value_count;

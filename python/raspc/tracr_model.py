@@ -209,7 +209,8 @@ class TracrOutput(collections.abc.Mapping):
       logits over the output tokens; -1 at pads), a numerical one's reading of the residual stream
       after the last block at the output dimension (float32; NaN at pads).
     - ``input_embeddings`` (1, T, D): token plus position embedding.
-    - ``residuals``: 2L arrays (1, T, D), the stream after each attention and each MLP.
+    - ``residuals``: 2L arrays (1, T, D), the stream after each attention and each MLP (a model
+      of no blocks: L = 1, the block of zeros ``TracrModel.params`` gives it, which adds nothing).
     - ``layer_outputs``: 2L arrays (1, T, D), what each attention and each MLP added.
     - ``attn_logits``: L arrays (1, H, T, T) [query][key], q.k / sqrt(key_size), -1e30 where masked
       (a causal model's future keys; a pad's row and column).
@@ -222,15 +223,22 @@ class TracrOutput(collections.abc.Mapping):
     _FIELDS = ("decoded", "unembedded", "layer_outputs", "residuals", "attn_logits", "transformer_output",
                "input_embeddings")
 
-    def __init__(self, decoded, unembedded, forward, pads, order):
+    def __init__(self, decoded, unembedded, forward, pads, order, heads=1, causal=False):
         self.decoded = decoded
         self.unembedded = self.unembedded_output = unembedded
         self.forward = forward
         stages = _padded(forward.residual[..., order], pads, axis=1)  # (2L+1, T, D)
+        scores = np.asarray(forward.scores)
+        if len(stages) == 1:  # no blocks: the block of zeros, whose q.k is 0 where not masked
+            stages = np.repeat(stages, 3, axis=0)
+            T = stages.shape[1] - pads
+            scores = np.zeros((1, heads, T, T), np.float32)
+            if causal:
+                scores[..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]] = -np.inf
         self.input_embeddings = stages[0][None]
         self.residuals = [stage[None] for stage in stages[1:]]
         self.layer_outputs = [(after - before)[None] for before, after in zip(stages[:-1], stages[1:])]
-        scores = np.where(np.isneginf(forward.scores), np.float32(_MASKED_LOGIT), forward.scores)
+        scores = np.where(np.isneginf(scores), np.float32(_MASKED_LOGIT), scores)
         scores = _padded(_padded(scores, pads, axis=2, fill=_MASKED_LOGIT), pads, axis=3, fill=_MASKED_LOGIT)
         self.attn_logits = [layer[None] for layer in scores]
         self.transformer_output = _padded(forward.final[:, order], pads, axis=0)[None]
@@ -358,7 +366,9 @@ class TracrModel:
         w as (in, out), heads as (n_heads key_size) columns), and with LayerNorm
         transformer/layer_{l}/layer_norm (before attention), .../layer_norm_1 (before the MLP) and
         transformer/layer_norm (final), {scale, offset}. A model without an MLP gets Tracr's
-        minimum, one hidden unit of zeros."""
+        minimum, one hidden unit of zeros; a model of no blocks (its embeddings compute the output)
+        one block of zeros, which changes no output, since Tracr's transformer takes at least one
+        (it divides by the layer count), as the gguf and llm.c exports do."""
         weights, config = self.model.weights, self.model.config
         d, inner, order = config["n_embd"], config["n_inner"], self.residual_order
 
@@ -373,6 +383,16 @@ class TracrModel:
             token_embed = np.concatenate([token_embed, np.zeros((1, d), np.float32)])
         params = {"token_embed": {"embeddings": token_embed},
                   "pos_embed": {"embeddings": writes("transformer.wpe.weight")}}
+        if config["n_layer"] == 0:
+            zero = {"w": np.zeros((d, d), np.float32), "b": np.zeros(d, np.float32)}
+            for part in ("query", "key", "value", "linear"):
+                params[f"transformer/layer_0/attn/{part}"] = {k: v.copy() for k, v in zero.items()}
+            params["transformer/layer_0/mlp/linear_1"] = {"w": np.zeros((d, 1), np.float32), "b": np.zeros(1, np.float32)}
+            params["transformer/layer_0/mlp/linear_2"] = {"w": np.zeros((1, d), np.float32), "b": np.zeros(d, np.float32)}
+            if config["layer_norm"]:
+                for name in ("layer_norm", "layer_norm_1"):
+                    params[f"transformer/layer_0/{name}"] = {"scale": np.ones(d, np.float32),
+                                                             "offset": np.zeros(d, np.float32)}
         for layer in range(config["n_layer"]):
             gpt2, tracr = f"transformer.h.{layer}.", f"transformer/layer_{layer}/"
             qkv_w = reads(gpt2 + "attn.c_attn.weight")
@@ -402,12 +422,13 @@ class TracrModel:
     @functools.cached_property
     def model_config(self):
         """Tracr's TransformerConfig of this model. activation_function is jax.nn.relu or
-        jax.nn.gelu (tanh form) where jax is installed, else this module's numpy relu / gelu."""
+        jax.nn.gelu (tanh form) where jax is installed, else this module's numpy relu / gelu. A
+        model of no blocks says one layer: the block of zeros ``params`` gives it."""
         config = self.model.config
         name = config["activation"]
         jax_nn = _optional("jax.nn") if importlib.util.find_spec("jax") else None
         activation = getattr(jax_nn, name) if jax_nn is not None else {"relu": relu, "gelu": gelu}[name]
-        return TransformerConfig(num_heads=config["n_head"], num_layers=config["n_layer"],
+        return TransformerConfig(num_heads=config["n_head"], num_layers=max(config["n_layer"], 1),
                                  key_size=config["n_embd"] // config["n_head"],
                                  mlp_hidden_size=max(config["n_inner"], 1), dropout_rate=0.0,
                                  activation_function=activation, layer_norm=bool(config["layer_norm"]),
@@ -453,7 +474,9 @@ class TracrModel:
         else:
             best = forward.logits[:, self._output_ids].argmax(axis=-1).astype(np.int32)
             unembedded = np.concatenate([best, np.full(pads, -1, np.int32)])
-        return TracrOutput(decoded, unembedded[None], forward, pads, self.residual_order)
+        config = self.model.config
+        return TracrOutput(decoded, unembedded[None], forward, pads, self.residual_order, config["n_head"],
+                           bool(config["causal"]))
 
     # --- Tracr's own model on these parameters (needs tracr, jax and haiku) ----------------
     def get_compiled_model(self):
@@ -490,7 +513,11 @@ class TracrModel:
 
     def _projection(self):
         """Tracr's vectorspace_fns.project(residual space, output space).matrix: 1 where a
-        residual label is an output basis direction."""
+        residual label is an output basis direction. Where the output's dimensions hold scores
+        (an output the embeddings write through pairs: its placement says "logits"), a projection
+        would misread them, and this is raspc's own unembedding, which reads them."""
+        if any(s.get("output") and s.get("logits") for s in self.model.metadata.get("sops", [])):
+            return self.unembedding
         index = {label: d for d, label in enumerate(self.residual_labels)}
         matrix = np.zeros((len(self.residual_labels), len(self.output_encoder.basis)), np.float32)
         for j, direction in enumerate(self.output_encoder.basis):

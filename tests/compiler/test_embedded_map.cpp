@@ -187,8 +187,8 @@ TEST_CASE("embedded map: a map of the token and the position is scores the two r
       const CompileResult r = compile_program(program_from_text(text), test_options(symbols, 5, mode));
       CHECK(r.model.config.n_layer == 0);
       CHECK(r.report.mismatches == 0);
-      size_t every = 0, power = 1;
-      for (int len = 1; len <= 5; ++len) every += power *= symbols.size();
+      int64_t every = 0, power = 1;
+      for (int len = 1; len <= 5; ++len) every += power *= int64_t(symbols.size());
       CHECK(r.report.inputs_checked == every);
       // ln_f's gain makes the least gap, over every (symbol, position), 50.
       CHECK(r.report.min_logit_margin >= 49.9);
@@ -213,13 +213,13 @@ TEST_CASE("embedded map: a map of the token and the position that no scores writ
 
 TEST_CASE("embedded map: a map of the token and the position decodes from the logits in a trace") {
   // Its dimensions hold scores, not a one-hot: the trace reads it as the unembedding does, and lists
-  // the partners with it, so that a patch moves both.
+  // the partners and pad with it, so that a patch moves all three.
   const Program program = program_from_text("masked = 0 if (indices + 1) % 3 == 0 else tokens;\nmasked;\n");
   const CompileResult r = compile_program(program, test_options(numbers_below(10), 8, Mode::Bidirectional, 100));
   REQUIRE(r.model.config.n_layer == 0);
   const ModelPlacement placement = read_placement(r.model);
   REQUIRE(placement.sops.size() == 1);
-  CHECK(placement.sops[0].dims.size() == 2 * 10);
+  CHECK(placement.sops[0].dims.size() == 2 * 10 + 1);
   CHECK(placement.sops[0].logit_tokens.size() == 10);
   CpuBackend backend(r.model);
   std::vector<int> sequence{r.model.bos_id};
