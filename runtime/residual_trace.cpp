@@ -189,7 +189,7 @@ ModelPlacement read_placement(const Model& model) {
     sop.reciprocal = j.contains("reciprocal") && j["reciprocal"].is_boolean() && j["reciprocal"].get<bool>();
     if (j.contains("logits") && j["logits"].is_boolean() && j["logits"].get<bool>()) {
       const nlohmann::json& output = meta.contains("output") ? meta["output"] : nlohmann::json();
-      if (!output.is_object() || !output.contains("token_ids") || !output["token_ids"].is_array() ||
+      if (sop.values.empty() || !output.is_object() || !output.contains("token_ids") || !output["token_ids"].is_array() ||
           output["token_ids"].size() != sop.values.size())
         bad_placement("reads s-op \"" + sop.name + "\" from the logits, but \"output\" has no \"token_ids\" for its " +
                       std::to_string(sop.values.size()) + " values");

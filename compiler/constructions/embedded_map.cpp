@@ -91,9 +91,10 @@ constexpr size_t kMostPairRows = 60000;
 constexpr size_t kMostPairPasses = 2000;
 constexpr size_t kMostPairWork = 40000000;
 
+// The right token's logit less a rival's, as terms over the scores (variable, coefficient); the
+// constants the tied tokens add ([k_t == k], at most 1 apart) are left to the doubling above.
 struct PairRow {
-  std::vector<std::pair<size_t, int>> terms;  // variable, coefficient
-  int constant = 0;
+  std::vector<std::pair<size_t, int>> terms;
 };
 
 std::optional<EmbeddedMap> pair_map(const Program& program, const Inference& inference, const CompileOptions& options,
@@ -122,14 +123,12 @@ std::optional<EmbeddedMap> pair_map(const Program& program, const Inference& inf
   if (n * (S * K + tied * untied) > kMostPairRows) return std::nullopt;
   auto a = [&](size_t t, size_t k) { return t * K + k; };
   auto b = [&](size_t i, size_t k) { return (S + i) * K + k; };
-  // A token's logit at (t, i) as terms and a constant: output token k, or input symbol y (untied).
+  // Output token k's logit at (t, i), its terms added to `out` with `sign`.
   auto logit_of_slot = [&](size_t t, size_t i, size_t k, PairRow& out, int sign) {
     out.terms.push_back({a(t, k), sign});
     out.terms.push_back({b(i, k), sign});
-    if (slot_of_symbol[t] >= 0 && symbol_of_slot[k] >= 0) {
+    if (slot_of_symbol[t] >= 0 && symbol_of_slot[k] >= 0)
       out.terms.push_back({a(size_t(symbol_of_slot[k]), size_t(slot_of_symbol[t])), sign});
-      out.constant += sign * (size_t(slot_of_symbol[t]) == k);
-    }
   };
   std::vector<PairRow> rows;
   std::vector<std::vector<int>> right_token(S, std::vector<int>(n));

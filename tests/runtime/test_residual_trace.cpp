@@ -78,6 +78,22 @@ TEST_CASE("malformed s-op metadata is refused with the reason") {
   CHECK_THROWS_WITH(read_placement(f.model),
                     "error: the model's s-op metadata needs \"stage\" to be an integer from 0 to 0, not 3; recompile "
                     "the model to rewrite it\n");
+  // An output read from the logits needs a token for each of its values (a file that lists none
+  // is refused, not read past its end).
+  f.model.metadata["sops"][1]["stage"] = 0;
+  f.model.metadata["sops"][0]["logits"] = true;
+  CHECK_THROWS_WITH(read_placement(f.model),
+                    "error: the model's s-op metadata reads s-op \"x\" from the logits, but \"output\" has no "
+                    "\"token_ids\" for its 2 values; recompile the model to rewrite it\n");
+  f.model.metadata["output"] = {{"encoding", "categorical"}, {"token_ids", {1, 5}}};
+  CHECK_THROWS_WITH(read_placement(f.model),
+                    "error: the model's s-op metadata gives s-op \"x\" output token 5, outside 0..2; recompile the "
+                    "model to rewrite it\n");
+  f.model.metadata["sops"][0]["values"] = nlohmann::json::array();
+  f.model.metadata["output"]["token_ids"] = nlohmann::json::array();
+  CHECK_THROWS_WITH(read_placement(f.model),
+                    "error: the model's s-op metadata reads s-op \"x\" from the logits, but \"output\" has no "
+                    "\"token_ids\" for its 0 values; recompile the model to rewrite it\n");
 }
 
 TEST_CASE("a number read through a scale and an offset decodes to the value it stands for") {
