@@ -78,14 +78,13 @@ std::string shape_text(const std::vector<size_t>& shape) {
   return s + ")";
 }
 
-std::string format_spec(const Model& model, const ParameterSpec& spec, bool dense) {
+std::string format_spec(const Model& model, const ParameterSpec& spec, bool dense, const ModelPlacement& placement) {
   auto matrix = [dense](const std::string& title, const std::vector<std::string>& rows,
                         const std::vector<std::string>& columns, const float* values, size_t stride) {
     return format_matrix(title, rows, columns, values, stride, dense);
   };
   const ModelConfig& cfg = model.config;
   const float* p = model.storage.data() + spec.offset;
-  const ModelPlacement placement = placement_of(model);
   const std::vector<std::string> residual = shown_labels(numbered_residual_labels(model), placement);
   const std::vector<std::string> units =
       spec.name.rfind("transformer.h.", 0) == 0 ? shown_labels(mlp_unit_labels(model, layer_of(spec.name)), placement)
@@ -187,6 +186,12 @@ LabelledMatrix mlp_out_matrix(const Model& model, int layer) {
                    numbered_residual_labels(model), {}};
   m.values.assign(w, w + size_t(I) * C);
   return m;
+}
+
+LabelledMatrix with_shown_labels(LabelledMatrix matrix, const ModelPlacement& placement) {
+  matrix.rows = shown_labels(std::move(matrix.rows), placement);
+  matrix.columns = shown_labels(std::move(matrix.columns), placement);
+  return matrix;
 }
 
 LabelledMatrix without_zero_lines(const LabelledMatrix& matrix) {
@@ -349,11 +354,7 @@ nlohmann::json model_summary(const Model& model) {
   s["input_tokens"] = inputs;
   // Labels as the user wrote them (placement_of above): the text and JSON of `inspect` show them.
   const ModelPlacement placement = placement_of(model);
-  auto shown = [&](LabelledMatrix m) {
-    m.rows = shown_labels(std::move(m.rows), placement);
-    m.columns = shown_labels(std::move(m.columns), placement);
-    return nonzero_pattern(m);
-  };
+  auto shown = [&](LabelledMatrix m) { return nonzero_pattern(with_shown_labels(std::move(m), placement)); };
   s["residual_labels"] = shown_labels(numbered_residual_labels(model), placement);
   const nlohmann::json heads = model.metadata.contains("heads") ? model.metadata["heads"] : nlohmann::json::array();
   s["layers"] = nlohmann::json::array();
@@ -365,7 +366,9 @@ nlohmann::json model_summary(const Model& model) {
           size_t(h) < heads[size_t(l)].size() && heads[size_t(l)][size_t(h)].is_object()) {
         const nlohmann::json& placed = heads[size_t(l)][size_t(h)];
         const nlohmann::json selector = placed.value("selector", nlohmann::json());
-        head["sop"] = placed.value("shown", "") != "" ? placed["shown"] : placed.value("sop", nlohmann::json());
+        // The shown name where the file has one (a string: the file is the user's to edit).
+        const bool shown_name = placed.contains("shown") && placed["shown"].is_string() && placed["shown"] != "";
+        head["sop"] = shown_name ? placed["shown"] : placed.value("sop", nlohmann::json());
         head["kind"] = placed.value("kind", nlohmann::json());
         if (selector.is_object()) head["selector"] = selector.value("text", nlohmann::json()), head["at"] = selector.value("at", nlohmann::json());
       }
@@ -441,7 +444,7 @@ std::string format_tensor(const Model& model, const std::string& name) { return 
 std::string format_tensor(const Model& model, const std::string& name, bool dense) {
   std::string names;
   for (const ParameterSpec& spec : parameter_specs(model.config)) {
-    if (spec.name == name) return format_spec(model, spec, dense);
+    if (spec.name == name) return format_spec(model, spec, dense, placement_of(model));
     names += (names.empty() ? "" : ", ") + spec.name;
   }
   auto arg = std::make_shared<SourceFile>(SourceFile{"--tensor", name});
@@ -453,8 +456,9 @@ std::string format_all_tensors(const Model& model) { return format_all_tensors(m
 
 std::string format_all_tensors(const Model& model, bool dense) {
   std::string out;
+  const ModelPlacement placement = placement_of(model);  // read once for every tensor
   for (const ParameterSpec& spec : parameter_specs(model.config))
-    out.append("\n").append(format_spec(model, spec, dense));
+    out.append("\n").append(format_spec(model, spec, dense, placement));
   return out;
 }
 

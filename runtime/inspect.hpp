@@ -56,6 +56,10 @@ LabelledMatrix mlp_in_matrix(const Model& model, int layer);
 LabelledMatrix mlp_out_matrix(const Model& model, int layer);
 // The matrix without its all-zero rows and columns.
 LabelledMatrix without_zero_lines(const LabelledMatrix& matrix);
+// The matrix with its rows' and columns' labels as the user wrote them (shown_labels,
+// runtime/residual_trace.hpp): what `inspect` and `view` print.
+struct ModelPlacement;
+LabelledMatrix with_shown_labels(LabelledMatrix matrix, const ModelPlacement& placement);
 
 // A labelled matrix: `rows` x `columns` values, row-major with `row_stride` floats between rows.
 std::string format_matrix(const std::string& title, const std::vector<std::string>& row_labels,

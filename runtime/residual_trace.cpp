@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "runtime/cpu_backend.hpp"
 #include "runtime/model_output.hpp"
+#include "runtime/vector_ops.hpp"
 #include "support/diagnostics.hpp"
 
 namespace raspc {
@@ -63,20 +65,19 @@ std::string decode_categorical(const SopPlacement& sop, const float* x) {
   return best < sop.values.size() ? sop.values[best] : std::to_string(best);
 }
 
-// The value whose token the unembedding reads highest at x: ln_f, then each token's logit.
+// The value whose token the unembedding reads highest at x: ln_f as the forward applies it (the
+// runtime's own kernel; nothing without LayerNorm), then each token's logit.
 std::string decode_by_logits(const Model& model, const SopPlacement& sop, const float* x) {
   const int C = model.config.n_embd;
-  double mean = 0, square = 0;
-  for (int c = 0; c < C; ++c) mean += x[c];
-  mean /= C;
-  for (int c = 0; c < C; ++c) square += (x[c] - mean) * (x[c] - mean);
-  const double rstd = 1.0 / std::sqrt(square / C + 1e-5);
+  std::vector<float> read(x, x + C);
+  if (model.config.layer_norm)
+    layernorm_rows(read.data(), nullptr, nullptr, x, model.w.ln_f_w, model.w.ln_f_b, 1, C, kLayerNormEpsilon);
   size_t best = 0;
   double best_logit = -INFINITY;
   for (size_t i = 0; i < sop.logit_tokens.size(); ++i) {
     const float* w = model.w.wte + size_t(sop.logit_tokens[i]) * size_t(C);
     double logit = 0;
-    for (int c = 0; c < C; ++c) logit += ((x[c] - mean) * rstd * model.w.ln_f_w[c] + model.w.ln_f_b[c]) * w[c];
+    for (int c = 0; c < C; ++c) logit += double(read[size_t(c)]) * w[c];
     if (logit > best_logit) best_logit = logit, best = i;
   }
   return sop.values[best];

@@ -306,9 +306,7 @@ std::string attention_section(const Page& page) {
 }
 
 std::string weight_map(const Page& page, const LabelledMatrix& full, const std::string& caption) {
-  LabelledMatrix m = without_zero_lines(full);
-  m.rows = shown_labels(std::move(m.rows), page.trace.placement);
-  m.columns = shown_labels(std::move(m.columns), page.trace.placement);
+  const LabelledMatrix m = with_shown_labels(without_zero_lines(full), page.trace.placement);
   std::string html = "<figure><figcaption>" + caption + " <span class=\"where\">(" + std::to_string(m.rows.size()) +
                      " of " + std::to_string(full.rows.size()) + " rows, " + std::to_string(m.columns.size()) + " of " +
                      std::to_string(full.columns.size()) + " columns are not all zero)</span></figcaption>";

@@ -43,3 +43,14 @@ TEST_CASE("tensors are labelled by heads, MLP units and residual dimensions") {
                     "  wte\n"
                     "  ^~~\n");
 }
+
+TEST_CASE("the summary names a head by its shown name where the file gives one as text") {
+  // A file is the user's to edit: a shown name that is no string falls back to the head's label.
+  ModelConfig config = make_config(1, 2, 2, 2, 2, 2, true, false);
+  Model model = testing::make_random_model(config, 1);
+  model.metadata["heads"] = nlohmann::json::parse(R"([[{"sop": "key#11", "shown": "key", "kind": "aggregate"},
+                                                       {"sop": "map#4", "shown": 3, "kind": "aggregate"}]])");
+  const nlohmann::json summary = model_summary(model);
+  CHECK(summary["layers"][0]["heads"][0]["sop"] == "key");
+  CHECK(summary["layers"][0]["heads"][1]["sop"] == "map#4");
+}
